@@ -8,7 +8,8 @@ zeros shaped like the outputs, so a whole training loop runs in seconds. The out
 come from the ops' own shape rules applied to the call's concrete shapes, so a clash that only
 shows with real sizes (an unknown dim that turns out wrong) is still a ShapeError, raised at
 the call; a pattern the ShapeWarnings catch (``(n,) - (n, 1)``) that only shows with real
-sizes is warned about at the line that built the node. Shared variables are not updated, and
+sizes is warned about at the line that built the node. Shared variables are not updated (an
+update's value is checked against its variable as a call checks it, and not written), and
 ``f.kernels`` is an empty list that says why.
 """
 
@@ -90,24 +91,35 @@ class CheckLinker(Linker):
     def __init__(self, graph: Graph, leaves: list):
         self.graph = graph
         self.leaves = leaves
+        #: the outputs the function returns; the rest are its updates' values, which
+        #: ``Function`` checks against their shared variables and writes nowhere
         self.n_results = len(graph.outputs)
+        self._updated: list = []
         self._shapes_seen: dict = {}
         self.kernels = CheckKernels()
 
-    def skip_updates(self, count: int) -> None:
-        """The last ``count`` outputs are updates: return nothing for them, so ``Function``
-        writes no shared variable."""
-        self.n_results = len(self.graph.outputs) - count
+    def updates_of(self, shared: list) -> None:
+        """The last ``len(shared)`` outputs are the values of updates of ``shared``: ``run``
+        returns them for ``Function`` to check, and where the rules leave a dim of one unknown
+        (a boolean mask's length) its variable's own size stands in (the run checks it)."""
+        self.n_results = len(self.graph.outputs) - len(shared)
+        self._updated = list(shared)
 
     def run(self, leaf_values: list) -> list:
+        """Zeros of the outputs' shapes (a value the shapes decide as it is); an update's
+        value is one zero broadcast to its shape (no memory: it is checked, not written)."""
         key = tuple(np.shape(v) for v in leaf_values)
         if key not in self._shapes_seen:
             self._shapes_seen[key] = self._output_shapes(leaf_values)
-        outputs = zip(self.graph.outputs[: self.n_results], self._shapes_seen[key])
-        return [
-            shape.copy() if isinstance(shape, np.ndarray) else placeholder(shape, v.type.dtype)
-            for v, shape in outputs
-        ]
+        results = []
+        for i, (v, shape) in enumerate(zip(self.graph.outputs, self._shapes_seen[key])):
+            if isinstance(shape, np.ndarray):
+                results.append(shape.copy())
+            elif i < self.n_results:
+                results.append(placeholder(shape, v.type.dtype))
+            else:
+                results.append(np.broadcast_to(np.zeros((), v.type.dtype), shape))
+        return results
 
     def _output_shapes(self, leaf_values) -> list:
         """Run the shape rules on this call's shapes: every dim the call's sizes give is that
@@ -122,7 +134,11 @@ class CheckLinker(Linker):
         for node in self.graph.toposort():
             _propagate(node, concrete, call, names)
         stubs = [_stub(v, concrete) for v in self.graph.outputs]
-        return [s.value if _decided(s) else _placeholder_shape(s.type, names) for s in stubs]
+        own = [None] * self.n_results + [v.current_value().shape for v in self._updated]
+        return [
+            s.value if _decided(s) else _placeholder_shape(s.type, names, like)
+            for s, like in zip(stubs, own)
+        ]
 
 
 #: the most bytes a placeholder is an array of its own (writable, as a real result is); a
@@ -345,7 +361,11 @@ def _warn_new(node, found: list, call) -> None:
         warn_at_user(text, w.category, built)  # (a node built by symnb alone: at the call)
 
 
-def _placeholder_shape(t: TensorType, names: dict) -> tuple:
-    """A concrete shape: names evaluated with the call's sizes; what is still unknown is 1."""
-    dims = (d if isinstance(d, int) else evaluate(d, names) for d in t.shape)
+def _placeholder_shape(t: TensorType, names: dict, like: tuple | None = None) -> tuple:
+    """A concrete shape: names evaluated with the call's sizes; what is still unknown is 1,
+    or ``like``'s size there (an updated variable's own shape: the value is checked against
+    it, and what the rules cannot tell must not fail)."""
+    dims = [d if isinstance(d, int) else evaluate(d, names) for d in t.shape]
+    if like is not None and len(like) == len(dims):
+        return tuple(n if d is None else d for d, n in zip(dims, like))
     return tuple(1 if d is None else d for d in dims)

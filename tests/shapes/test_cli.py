@@ -334,6 +334,33 @@ def test_check_mode_runs_the_graphs_own_shape_checks_on_the_calls_shapes():
     assert message in str(real.value)  # the run's error
 
 
+def test_check_mode_checks_the_updates_values_against_their_shared_variables():
+    """An update whose value does not fit its shared variable (4 values for a B of (3,),
+    ``W @ m`` of (3, 4) for a W of (3, 3)) is the run's InputError in check mode too, with no
+    shared value written; it was not checked (check mode wrote no update, so it read none).
+    A dim the rules cannot tell (a mask's length) is not taken to differ."""
+    B, W = sn.shared(np.zeros(3), name="B"), sn.shared(np.zeros((3, 3)), name="W")
+    A, C = sn.shared(np.zeros(3), name="A", shape=("n",)), sn.shared(np.ones(3), shape=("n",))
+    x, m = sn.vector("x"), sn.matrix("m")
+    with check_mode():
+        f = sn.function([x], x.sum(), updates={B: x})
+        g = sn.function([m], m.sum(), updates={W: W @ m})
+        h = sn.function([x], (A * C).sum(), updates={A: x})
+        masked = sn.function([x], x.sum(), updates={B: x[x > 0]})
+        assert f(np.ones(3)) == 0 and g(np.ones((3, 3))) == 0 and masked(np.ones(3)) == 0
+        with pytest.raises(
+            sn.InputError, match=r"'B' \(float64\(3,\)\): the value of its update in this call, 'x'"
+        ):
+            f(np.ones(4))
+        with pytest.raises(sn.InputError, match=r"has shape \(3, 4\), which does not fit \(3, 3\)"):
+            g(np.ones((3, 4)))
+        with pytest.raises(sn.InputError, match="no shared value was written"):
+            h(np.ones(4))
+    assert B.get_value().shape == (3,) and not W.get_value().any() and not A.get_value().any()
+    with pytest.raises(sn.InputError, match=r"has shape \(4,\), which does not fit \(3,\)"):
+        sn.function([x], x.sum(), updates={B: x}, backend="py")(np.ones(4))  # as the run
+
+
 def test_a_constant_slice_bound_gives_a_known_length():
     """``c[sn.constant(3):]`` of a c of 10 is f64[7] when built, as ``c[3:]`` is."""
     c = sn.tensor("c", shape=(10,))
