@@ -8,7 +8,8 @@ zeros shaped like the outputs, so a whole training loop runs in seconds. The out
 come from the ops' own shape rules applied to the call's concrete shapes, so a clash that only
 shows with real sizes (an unknown dim that turns out wrong) is still a ShapeError, raised at
 the call; a pattern the ShapeWarnings catch (``(n,) - (n, 1)``) that only shows with real
-sizes is warned about at the line that built the node. Shared variables are not updated, and
+sizes is warned about at the line that built the node. Shared variables are not updated (an
+update's value is checked against its variable as a call checks it, and not written), and
 ``f.kernels`` is an empty list that says why.
 """
 
@@ -31,7 +32,8 @@ from symnb.core.source import user_location, warn_at_user
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.errors import ShapeError
-from symnb.ops.shape import Shape
+from symnb.ops.checks import _ShapeCheck
+from symnb.ops.shape import Reshape, Shape
 
 #: the backend name ``sn.function`` gives a function built in check mode
 CHECK = "check"
@@ -89,37 +91,54 @@ class CheckLinker(Linker):
     def __init__(self, graph: Graph, leaves: list):
         self.graph = graph
         self.leaves = leaves
+        #: the outputs the function returns; the rest are its updates' values, which
+        #: ``Function`` checks against their shared variables and writes nowhere
         self.n_results = len(graph.outputs)
+        self._updated: list = []
         self._shapes_seen: dict = {}
         self.kernels = CheckKernels()
 
-    def skip_updates(self, count: int) -> None:
-        """The last ``count`` outputs are updates: return nothing for them, so ``Function``
-        writes no shared variable."""
-        self.n_results = len(self.graph.outputs) - count
+    def updates_of(self, shared: list) -> None:
+        """The last ``len(shared)`` outputs are the values of updates of ``shared``: ``run``
+        returns them for ``Function`` to check, and where the rules leave a dim of one unknown
+        (a boolean mask's length) its variable's own size stands in (the run checks it)."""
+        self.n_results = len(self.graph.outputs) - len(shared)
+        self._updated = list(shared)
 
     def run(self, leaf_values: list) -> list:
+        """Zeros of the outputs' shapes (a value the shapes decide as it is); an update's
+        value is one zero broadcast to its shape (no memory: it is checked, not written)."""
         key = tuple(np.shape(v) for v in leaf_values)
         if key not in self._shapes_seen:
             self._shapes_seen[key] = self._output_shapes(leaf_values)
-        outputs = zip(self.graph.outputs[: self.n_results], self._shapes_seen[key])
-        return [
-            shape.copy() if isinstance(shape, np.ndarray) else placeholder(shape, v.type.dtype)
-            for v, shape in outputs
-        ]
+        results = []
+        for i, (v, shape) in enumerate(zip(self.graph.outputs, self._shapes_seen[key])):
+            if isinstance(shape, np.ndarray):
+                results.append(shape.copy())
+            elif i < self.n_results:
+                results.append(placeholder(shape, v.type.dtype))
+            else:
+                results.append(np.broadcast_to(np.zeros((), v.type.dtype), shape))
+        return results
 
     def _output_shapes(self, leaf_values) -> list:
-        """Run the shape rules on this call's shapes; named dims keep their names (reshape
-        targets refer to them) and get their sizes at the end. An output the shapes alone
-        decide (``x.shape``, ``x.shape[0] - 1``) is its value, not a shape."""
+        """Run the shape rules on this call's shapes: every dim the call's sizes give is that
+        size (a named dim too, so ``T*batch`` and an unknown dim filled with the same size
+        compare equal), what only a reshape target needs as a name is named for its rule
+        (``_for_rule``). An output the shapes alone decide (``x.shape``, ``x.shape[0] - 1``)
+        is its value, not a shape."""
         given = list(zip(self.leaves, (np.shape(v) for v in leaf_values)))
-        concrete = {id(v): _filled(v, shape) for v, shape in given}
         names = _call_sizes(given)
+        concrete = {id(v): _sized(_filled(v, shape), names) for v, shape in given}
         call = user_location()
         for node in self.graph.toposort():
             _propagate(node, concrete, call, names)
         stubs = [_stub(v, concrete) for v in self.graph.outputs]
-        return [s.value if _decided(s) else _placeholder_shape(s.type, names) for s in stubs]
+        own = [None] * self.n_results + [v.current_value().shape for v in self._updated]
+        return [
+            s.value if _decided(s) else _placeholder_shape(s.type, names, like)
+            for s, like in zip(stubs, own)
+        ]
 
 
 #: the most bytes a placeholder is an array of its own (writable, as a real result is); a
@@ -149,12 +168,12 @@ def warn_for_call_shapes(graph: Graph, shapes: list[tuple]) -> None:
     which reports it."""
     if any(len(s) != v.type.ndim for v, s in zip(graph.inputs, shapes, strict=True)):
         return
-    concrete = {id(v): _filled(v, s) for v, s in zip(graph.inputs, shapes, strict=True)}
     shared = dict.fromkeys(
         v for node in graph.toposort() for v in node.inputs if isinstance(v, SharedVariable)
     )
     given = [*zip(graph.inputs, shapes), *((v, v.current_value().shape) for v in shared)]
     sizes = _call_sizes(given)
+    concrete = {id(v): _sized(_filled(v, s), sizes) for v, s in given}
     call = user_location()
     try:
         for node in graph.toposort():
@@ -186,38 +205,74 @@ def _filled(var, actual) -> TensorType:
 
 def _stub(var, concrete) -> Variable:
     """var itself when its type is already concrete (constants), its value when the call's
-    shapes decided it (``_decided_values``), else a stand-in, at var's source: an unnamed
-    input or shared stand-in is named as var is, not after the assignment the user's call
-    ``out = f(...)`` is the value of (``Variable.assigned_name``)."""
+    shapes decided it (``_decided_values``), else a stand-in of the call's type, at var's
+    source: an unnamed input or shared stand-in is named as var is, not after the assignment
+    the user's call ``out = f(...)`` is the value of (``Variable.assigned_name``)."""
     if isinstance(var, Constant):
         return var
     found = concrete.get(id(var))
     if isinstance(found, Constant):
         return found
-    if isinstance(var, SharedVariable):
+    if isinstance(var, SharedVariable) and found is None:
         shape = var.current_value().shape  # a device copy: its shape, not a download
         return Variable(_filled(var, shape), name=var.name, source=var.source)
     return Variable(concrete.get(id(var), var.type), name=var.label, source=var.source)  # "W.T"
 
 
 def _propagate(node, concrete, call, sizes: dict) -> None:
-    """The node's output types from its inputs' (names kept: a reshape to ``("batch", -1)``
-    refers to them), and the call-time warnings its rule gives on the call's sizes."""
+    """The node's output types from its inputs', with every name the call gives a size at
+    that size, and the call-time warnings its rule gives on those sizes: an unknown dim that
+    turned out 4 against ``batch`` of 4 may count the same examples (labels ``(batch,)`` minus
+    predictions of ``(?, ?)`` that are ``(4, 1)``), which the names alone do not show."""
     stubs = [_stub(v, concrete) for v in node.inputs]
     try:
-        types, found = _warnings_of(node.op.infer_types, stubs)
+        types, found = _warnings_of(node.op.infer_types, _for_rule(node, stubs))
     except ShapeError as exc:
         built = node.outputs[0].source
         raise ShapeError(
             f"with the shapes of this call: {exc.args[0] if exc.args else exc}"
             + (f"\n  (the node was built at {built})" if built else "")
         ) from None
+    if isinstance(node.op, _ShapeCheck):
+        _run_check(node.op, stubs)
     values = _decided_values(node, stubs, sizes)
     for var, t, value in zip(node.outputs, types, values or [None] * len(types)):
+        t = _sized(t, sizes)
         concrete[id(var)] = t if value is None else _Decided(value, t.dtype, name=var.name)
-    found = _sized_warnings(node, stubs, sizes, found)
     if found:
         _warn_new(node, found, call)
+
+
+def _for_rule(node, stubs: list) -> list:
+    """The stubs the node's rule reads: a reshape's target may name dims of its input
+    (``("batch", -1)``), which its rule looks up in the input's type, so those axes
+    (``name_axes``: where the names were when the node was built) get their names back; the
+    result's names are then sized again."""
+    if not isinstance(node.op, Reshape) or not node.op.name_axes:
+        return stubs
+    x, *rest = stubs
+    dims = list(x.type.shape)
+    for name, axis in node.op.name_axes:
+        dims[axis] = name
+    named = Variable(TensorType(x.type.dtype, tuple(dims)), name=x.name, source=x.source)
+    return [named, *rest]
+
+
+def _run_check(op: _ShapeCheck, stubs: list) -> None:
+    """A graph's own check of shapes (a ``givens`` replacement's against its key's dims,
+    ``has_shape``, ``same_shape``) run on the call's shapes, on zeros that take no memory:
+    what it raises is what the run raises, as it is. Not where a value it reads (a length
+    the graph computes) is not one the call's shapes decide, nor where a shape is unknown."""
+    read = set(op.value_inputs())
+    arrays = []
+    for i, stub in enumerate(stubs):
+        if isinstance(stub, Constant):
+            arrays.append(stub.data)
+        elif i in read or not all(isinstance(d, int) for d in stub.type.shape):
+            return
+        else:
+            arrays.append(np.broadcast_to(np.zeros((), stub.type.dtype), stub.type.shape))
+    op.check(*arrays)
 
 
 #: the most elements a value the call's shapes decide may have (a length, a slice bound, a
@@ -271,28 +326,14 @@ def _filled_shape(t: TensorType, actual: tuple) -> tuple:
     return actual
 
 
-def _sized_warnings(node, stubs, sizes: dict, found: list) -> list:
-    """The call-time warnings of the node's rule on its inputs with their names at this
-    call's sizes, as its unknown dims are: an unknown dim that turned out 4 against ``batch``
-    of 4 may count the same examples (labels ``(batch,)`` minus predictions of ``(?, ?)``
-    that are ``(4, 1)``), which the names alone do not show (a name is a size of its own).
-    ``found`` (the names' warnings) where the rule needs the names themselves (a reshape to
-    ``("batch", -1)``) or refuses the sizes (the run says why)."""
-    sized = [_sized(stub, sizes) for stub in stubs]
-    if all(a is b for a, b in zip(sized, stubs)):
-        return found
-    try:
-        return _warnings_of(node.op.infer_types, sized)[1]
-    except Exception:  # noqa: BLE001 - the types came from the names; the run checks sizes
-        return found
-
-
-def _sized(stub, sizes: dict):
-    """A stub with its names (and dims computed from them) replaced by this call's sizes."""
-    if isinstance(stub, Constant) or not any(is_symbolic(d) for d in stub.type.shape):
-        return stub
-    dims = tuple(d if evaluate(d, sizes) is None else evaluate(d, sizes) for d in stub.type.shape)
-    return Variable(TensorType(stub.type.dtype, dims), name=stub.name, source=stub.source)
+def _sized(t: TensorType, sizes: dict) -> TensorType:
+    """t with its names (and dims computed from them) at this call's sizes; a dim of a name
+    the call does not give stays as it is."""
+    if not any(is_symbolic(d) for d in t.shape):
+        return t
+    return TensorType(
+        t.dtype, tuple(d if evaluate(d, sizes) is None else evaluate(d, sizes) for d in t.shape)
+    )
 
 
 def _warnings_of(infer, stubs) -> tuple:
@@ -320,7 +361,11 @@ def _warn_new(node, found: list, call) -> None:
         warn_at_user(text, w.category, built)  # (a node built by symnb alone: at the call)
 
 
-def _placeholder_shape(t: TensorType, names: dict) -> tuple:
-    """A concrete shape: names evaluated with the call's sizes; what is still unknown is 1."""
-    dims = (d if isinstance(d, int) else evaluate(d, names) for d in t.shape)
+def _placeholder_shape(t: TensorType, names: dict, like: tuple | None = None) -> tuple:
+    """A concrete shape: names evaluated with the call's sizes; what is still unknown is 1,
+    or ``like``'s size there (an updated variable's own shape: the value is checked against
+    it, and what the rules cannot tell must not fail)."""
+    dims = [d if isinstance(d, int) else evaluate(d, names) for d in t.shape]
+    if like is not None and len(like) == len(dims):
+        return tuple(n if d is None else d for d, n in zip(dims, like))
     return tuple(1 if d is None else d for d in dims)

@@ -237,7 +237,7 @@ def refuse_given_inputs(givens: dict, inputs: list) -> None:
                 f"givens: input {i} {var.describe()} is also a key of givens, which replaces it "
                 "wherever the outputs and updates read it, so the value passed for it would be "
                 "ignored; to compute it from another input y, make y the input and write "
-                f"givens={{{var.label or 'x'}: g(y)}}, or leave it out of givens"
+                f"givens={{{var.message_name() or 'x'}: g(y)}}, or leave it out of givens"
             )
         )
 
@@ -405,7 +405,7 @@ def _widens(var: Variable, dtype) -> bool:
 
 
 def _narrowing_fix(leaf: Variable, dtype) -> str:
-    name = leaf.label or "it"
+    name = leaf.message_name() or "it"
     if isinstance(leaf, SharedVariable):
         return f"make {name} {dtype} (sn.shared(np.asarray(value, '{dtype}')))"
     if isinstance(leaf, Constant) and leaf.value.size == 1:

@@ -105,7 +105,8 @@ def function(
             "none",
             no_default_updates=no_default_updates,
         )
-        checked.linker.skip_updates(len(checked.updates))  # shared values are not written
+        # the updates' values are checked against their shared variables; none is written
+        checked.linker.updates_of([shared for shared, _ in checked.updates])
         return checked
     return Function(
         inputs, outputs, updates, givens, backend, name, optimize, borrow, mode, no_default_updates
@@ -527,6 +528,9 @@ class Function:
             )
         ):
             results = owned(results, leaf_values, self._leaf_results, self._repeated)
+        if self.updates and self.backend == CHECK:  # (check mode writes no shared value)
+            self._check_updates(results[self._n_out :])
+            return self._structure(results[: self._n_out])
         if self.updates:
             self._write_updates(results[self._n_out :])
             return self._structure(results[: self._n_out])
@@ -534,23 +538,28 @@ class Function:
 
     def _write_updates(self, values) -> None:
         """Every update's value checked against its shared variable before any is written:
-        a call whose update does not fit raises with no shared value changed. An update of
+        a call whose update does not fit raises with no shared value changed."""
+        self._check_updates(values, writing=True)
+        for (shared, _), value, label in zip(self.updates, values, self._update_labels):
+            if isinstance(value, DeviceArray):
+                shared.keep_on_device(value, label)
+            else:  # (the function's own array: not lent, unlike set_value(borrow=True))
+                shared.take_fitted(shared.fitted(value, True, label))
+
+    def _check_updates(self, values, writing: bool = False) -> None:
+        """The updates' values checked against their shared variables, nothing written (check
+        mode writes none: its values are zeros of the shapes the rules give). An update of
         its variable's own fixed type cannot fail, so only the others (``_unsure``) are
-        checked first, where another update is written too."""
+        checked; ``writing``: where one update alone is written, its write checks it."""
         if self._retied:  # (sizes that later calls could not read together)
             check_updated_sizes(self._retied, self.updates, values, self._update_labels)
-        if self._unsure and len(values) > 1:
+        if self._unsure and (len(values) > 1 or not writing):
             for i in self._unsure:
                 shared, value = self.updates[i][0], values[i]
                 if isinstance(value, DeviceArray):
                     shared.fitted_on_device(value, self._update_labels[i])
                 else:
                     shared.fitted(value, True, self._update_labels[i])
-        for (shared, _), value, label in zip(self.updates, values, self._update_labels):
-            if isinstance(value, DeviceArray):
-                shared.keep_on_device(value, label)
-            else:  # (the function's own array: not lent, unlike set_value(borrow=True))
-                shared.take_fitted(shared.fitted(value, True, label))
 
     def _convert(self, values) -> list:
         return call_arrays(self._specs, values, self._named_shared, self._ties)

@@ -274,7 +274,7 @@ class TensorMethods:
             else:
                 message = (
                     f"len() of {self.describe()} is not known before it runs (its first "
-                    f"dim is not a fixed size); use {self.label or 'x'}.shape[0], a "
+                    f"dim is not a fixed size); use {self.message_name() or 'x'}.shape[0], a "
                     "symbolic size"
                 )
             raise at_user_line(InputError(message))
@@ -288,7 +288,7 @@ class TensorMethods:
         yield  # a generator: the error comes at the first step
 
     def _iteration_message(self) -> str:
-        name = self.label or "x"
+        name = self.message_name() or "x"
         if self.type.ndim < 2:
             return (
                 f"cannot iterate over {self.describe_as('symbolic')}: its elements exist when the "

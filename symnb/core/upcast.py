@@ -45,7 +45,7 @@ def check_upcast(op, inputs, types) -> None:
     if shared is None or narrow is None or shared.tag.get("float64_warned"):
         return
     shared.tag["float64_warned"] = True
-    name = shared.label or shared.assigned_name() or "v"
+    name = shared.message_name() or "v"
     _warn(
         f"{op.op_name()}: {shared.describe()} is a float64 shared variable; read with "
         f"{narrow.describe()} it makes the result float64 (and what is computed from it, "

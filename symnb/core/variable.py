@@ -193,7 +193,7 @@ class Variable(TensorMethods):
     def describe(self) -> str:
         """How errors name this variable: its name (or the Python name the user's line gave
         it), dtype and shape."""
-        label = self.label or self.assigned_name()
+        label = self.message_name()
         name = f"'{label}'" if label else _UNNAMED
         return f"{name} ({self.type.dtype.name}{format_shape(self.type.shape)})"
 
@@ -207,6 +207,12 @@ class Variable(TensorMethods):
         if not described.startswith(_UNNAMED):
             return f"{word} {described}"
         return (unnamed or f"an unnamed {word} variable") + described[len(_UNNAMED) :]
+
+    def message_name(self) -> str | None:
+        """The name messages and their hints call it by, as :meth:`describe` does: its
+        ``label``, else the Python name its line assigned it (``assigned_name``); None for
+        neither."""
+        return self.label or self.assigned_name()
 
     def assigned_name(self) -> str | None:
         """The Python name of an unnamed input or shared variable: the one target of the

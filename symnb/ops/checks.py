@@ -17,7 +17,22 @@ from symnb.core.variable import Variable, as_variable
 from symnb.errors import CheckedShapeError, DTypeError, ShapeError
 
 
-class AtMost(Op):
+class _ShapeCheck(Op):
+    """A check of its inputs' shapes (and of the integer scalars at ``value_inputs``) that
+    passes x through: :meth:`check` raises what the run raises, reading only the shapes of
+    the other inputs, so check mode (``compile/checkmode.py``) runs it on the call's shapes
+    with no data."""
+
+    def value_inputs(self) -> tuple[int, ...]:
+        """The inputs whose values (integer scalars) the check reads; of the others, only
+        their shapes."""
+        return ()
+
+    def check(self, *arrays) -> None:
+        raise NotImplementedError
+
+
+class AtMost(_ShapeCheck):
     """x unchanged where the integer scalar ``count`` is at most ``limit``; else a
     ShapeError: ``what`` followed by both numbers (raised as it is, at the caller's line,
     not wrapped naming the node: the graph's own check)."""
@@ -34,9 +49,15 @@ class AtMost(Op):
                 raise DTypeError(f"at_most: an integer scalar, not {var.describe()}")
         return [x.type]
 
-    def perform(self, x, count, limit):
+    def value_inputs(self) -> tuple[int, ...]:
+        return (1, 2)
+
+    def check(self, x, count, limit) -> None:
         if int(count) > int(limit):
             raise CheckedShapeError(f"{self.what} ({int(count)} > {int(limit)})")
+
+    def perform(self, x, count, limit):
+        self.check(x, count, limit)
         return np.array(x, copy=True)
 
     def grad(self, inputs, outputs, output_grads):
@@ -151,7 +172,7 @@ class ClassLabels(Op):
         return [None] * len(inputs)
 
 
-class SameShape(Op):
+class SameShape(_ShapeCheck):
     """x unchanged where its shape is ``like``'s when the function runs; else a ShapeError:
     ``what`` followed by both shapes. For a value that must not broadcast (an eval point
     and its ``wrt``) whose dims are unknown when the graph is built; backends plan it as a
@@ -168,10 +189,13 @@ class SameShape(Op):
             raise ShapeError(f"{self.what}: {x.type.ndim} axes, not {like.type.ndim}")
         return [x.type]
 
-    def perform(self, x, like):
+    def check(self, x, like) -> None:
         if np.shape(x) != np.shape(like):
             shapes = f"{format_shape(np.shape(x))}, not {format_shape(np.shape(like))}"
             raise CheckedShapeError(f"{self.what} ({shapes}, when the function ran)")
+
+    def perform(self, x, like):
+        self.check(x, like)
         return np.asarray(x)
 
     def grad(self, inputs, outputs, output_grads):
@@ -188,7 +212,7 @@ def same_shape(x, like, what: str) -> Variable:
     return SameShape(what)(x, like)
 
 
-class ShapeFrom(Op):
+class ShapeFrom(_ShapeCheck):
     """x unchanged where its shape is the one ``dims`` reads off the other inputs when the
     function runs; else a ShapeError: ``what`` followed by both shapes. ``dims`` has one
     entry per axis of x: a fixed length, or an expression (``n0``, ``n0 + 2``, ``2 * n0``,
@@ -215,7 +239,10 @@ class ShapeFrom(Op):
             raise ShapeError(f"{self.what}: {x.type.ndim} axes, not {len(self.dims)}")
         return [x.type]
 
-    def perform(self, x, *sources):
+    def value_inputs(self) -> tuple[int, ...]:
+        return tuple(1 + i for _, pairs in self.names for i, a in pairs if a is None)
+
+    def check(self, x, *sources) -> None:
         sizes = {}
         for name, pairs in self.names:
             lengths = [
@@ -228,6 +255,9 @@ class ShapeFrom(Op):
         if any(w is not None and w != n for w, n in zip(want, got)):
             shapes = f"{format_shape(got)}, not {format_shape(want)}"
             raise CheckedShapeError(f"{self.what} ({shapes}, when the function ran)")
+
+    def perform(self, x, *sources):
+        self.check(x, *sources)
         return np.asarray(x)
 
     def grad(self, inputs, outputs, output_grads):
@@ -246,7 +276,7 @@ def shape_from(x, dims, names, sources, what: str) -> Variable:
     return ShapeFrom(what, dims, names)(as_variable(x), *map(as_variable, sources))
 
 
-class HasShape(Op):
+class HasShape(_ShapeCheck):
     """A copy of x where its shape is ``shape`` when the function runs, each name in it the
     length of a source's axis (``names``: (name, source, axis)) or solved from an expression
     dim of one (``(n+1, source, axis)``: the axis's length less 1), or with axis None the value
@@ -270,13 +300,19 @@ class HasShape(Op):
         )
         return [TensorType.of(x.type.dtype, shape)]
 
-    def perform(self, x, *sources):
+    def value_inputs(self) -> tuple[int, ...]:
+        return tuple(1 + i for _, i, axis in self.names if axis is None)
+
+    def check(self, x, *sources) -> None:
         want = tuple(evaluate(d, self._sizes(sources)) for d in self.shape)
         got = np.shape(x)
         if any(w is not None and w != g for w, g in zip(want, got)):
             shapes = f"{format_shape(got)}, not {format_shape(self.shape)}"
             sized = "" if want == self.shape else f" = {format_shape(want)}"
             raise CheckedShapeError(f"{self.what} ({shapes}{sized}, when the function ran)")
+
+    def perform(self, x, *sources):
+        self.check(x, *sources)
         return np.array(x, copy=True)
 
     def _sizes(self, sources) -> dict:

@@ -726,7 +726,7 @@ class IndexUpdate:
 
     def _misuse(self, written, instead, every=None) -> UpdateError:
         """An update written so that it updates nothing: what to write, at the user's line."""
-        x = self.x.name or "x"
+        x = self.x.message_name() or "x"
         also = f" ({x}.{every} for every element)" if every else ""
         return _at_user_line(
             UpdateError(

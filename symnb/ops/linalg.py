@@ -143,7 +143,7 @@ def _inner_message(x, y) -> str:
 
 def _transpose_hint(var, fallback: str) -> str:
     """``did you mean W.T?``, or ``did you mean W?`` when the operand is already ``W.T``."""
-    label = var.label or fallback
+    label = var.message_name() or fallback
     fix = label[:-2] if label.endswith(".T") else f"{label}.T"
     return f"\n  hint: did you mean {fix}?"
 

@@ -260,6 +260,107 @@ def test_check_mode_computes_what_the_calls_shapes_decide():
     assert [np.shape(r) for r in real] == [(7,), (3,), (), (1,), ()]
 
 
+def test_check_mode_takes_named_dims_at_the_calls_sizes_where_rules_compare_them():
+    """``x`` of ``("T", "batch", 16)`` flattened against ``z`` of ``(None, "batch", 32)``: the
+    inner dims were ``T*batch`` against ``batch*5`` (the unknown dim filled, the names kept), a
+    false ShapeError; with T 5 and batch 4 both are 20, as in a real run. A reshape to a
+    named dim still finds it."""
+    x = sn.tensor("x", shape=("T", "batch", 16))
+    z = sn.tensor("z", shape=(None, "batch", 32))
+    outputs = [x.reshape((-1, 16)).T @ z.reshape((-1, 32)), x.reshape(("T", -1))]
+    args = (np.zeros((5, 4, 16)), np.zeros((5, 4, 32)))
+    with check_mode():
+        inner, flat = sn.function([x, z], outputs)(*args)
+    assert inner.shape == (16, 32) and flat.shape == (5, 64)
+    real = sn.function([x, z], outputs, backend="py")(*args)
+    assert [r.shape for r in real] == [(16, 32), (5, 64)]
+    with check_mode(), pytest.raises(sn.ShapeError, match="inner dims differ.*20 .*!= 16 "):
+        sn.function([x, z], outputs)(np.zeros((5, 4, 16)), np.zeros((4, 4, 32)))
+
+
+def test_check_mode_checks_the_rnn_of_the_loops_guide_that_runs():
+    """The docs/loops.md RNN trained with sn.grad through sn.scan: the backward scan meets
+    ``T*batch`` and an unknown dim filled with 20; check mode raised a false ShapeError."""
+    x = sn.tensor("x", shape=("T", "batch", 16), dtype="float32")
+    h0 = sn.tensor("h0", shape=("batch", 32), dtype="float32")
+    y = sn.tensor("y", shape=("batch",), dtype="int64")
+    W, U, V = (sn.shared(np.zeros(s, "float32")) for s in [(32, 32), (16, 32), (32, 10)])
+    hs, _ = sn.scan(lambda x_t, h: sn.tanh(x_t @ U + h @ W), sequences=x, outputs_info=h0)
+    loss = sn.categorical_crossentropy(sn.softmax(hs[-1] @ V), y).mean()
+    gs = sn.grad(loss, [W, U, V])
+    args = (np.zeros((5, 4, 16), "float32"), np.zeros((4, 32), "float32"), np.zeros(4, "int64"))
+    with check_mode():
+        got = sn.function([x, h0, y], [loss, *gs])(*args)
+    assert [g.shape for g in got] == [(), (32, 32), (16, 32), (32, 10)]
+
+
+def test_a_bound_the_calls_shapes_decide_slices_a_named_dim_to_its_length():
+    """``xb[: xb.shape[0] // 2]`` of a ``("batch", 784)`` xb of 6 rows is (3, 784) in check
+    mode as in a real run, and ``c[x.shape[0]:]`` of a c of ``("m",)`` 7 long (the named dim
+    stayed a name, so the slice's length was unknown: a placeholder 1)."""
+    xb = sn.tensor("xb", shape=("batch", 784))
+    c, x = sn.tensor("c", shape=("m",)), sn.tensor("x", shape=("n",))
+    with check_mode():
+        (half,) = sn.function([xb], [xb[: xb.shape[0] // 2] * 2])(np.ones((6, 784)))
+        (tail,) = sn.function([x, c], [c[x.shape[0] :]])(np.ones(3), np.ones(10))
+    assert half.shape == (3, 784) and tail.shape == (7,)
+    assert half.reshape(3, 28, 28).shape == (3, 28, 28)
+
+
+def test_check_mode_runs_the_graphs_own_shape_checks_on_the_calls_shapes():
+    """A ``givens`` replacement of unknown dims for a key of fixed or named dims is checked
+    when the function runs: check mode, which runs no op, returned a placeholder of the key's
+    shape instead of the run's ShapeError; so did a repeated einsum index of unknown dims."""
+    y, z = sn.tensor("y", shape=(1, 2)), sn.tensor("z", shape=(None, 2))
+    x, d = sn.tensor("x", shape=("batch", 2)), sn.tensor("d", shape=("batch",))
+    m = sn.matrix("m")
+    with check_mode():
+        f = sn.function([z], y * 2, givens={y: z})
+        g = sn.function([z, d], x.sum(axis=1) - d, givens={x: z})
+        h = sn.function([m], sn.einsum("ii->i", m))
+        assert f(np.zeros((1, 2))).shape == (1, 2) and g(np.zeros((4, 2)), np.ones(4)).shape == (4,)
+        with pytest.raises(sn.ShapeError) as raised:
+            f(np.zeros((3, 2)))
+        with pytest.raises(sn.ShapeError, match=r"\(3, 2\), not \(batch, 2\) = \(4, 2\)"):
+            g(np.zeros((3, 2)), np.ones(4))
+        with pytest.raises(sn.ShapeError, match=r"repeats index 'i'.*\(3, 4\), not"):
+            h(np.zeros((3, 4)))
+    message = (
+        "'y' (float64(1, 2)) was given 'z' (float64(?, 2)) of another shape ((3, 2), not (1, 2)"
+    )
+    assert message in str(raised.value)
+    with pytest.raises(sn.ShapeError) as real:
+        sn.function([z], y * 2, givens={y: z}, backend="py")(np.zeros((3, 2)))
+    assert message in str(real.value)  # the run's error
+
+
+def test_check_mode_checks_the_updates_values_against_their_shared_variables():
+    """An update whose value does not fit its shared variable (4 values for a B of (3,),
+    ``W @ m`` of (3, 4) for a W of (3, 3)) is the run's InputError in check mode too, with no
+    shared value written; it was not checked (check mode wrote no update, so it read none).
+    A dim the rules cannot tell (a mask's length) is not taken to differ."""
+    B, W = sn.shared(np.zeros(3), name="B"), sn.shared(np.zeros((3, 3)), name="W")
+    A, C = sn.shared(np.zeros(3), name="A", shape=("n",)), sn.shared(np.ones(3), shape=("n",))
+    x, m = sn.vector("x"), sn.matrix("m")
+    with check_mode():
+        f = sn.function([x], x.sum(), updates={B: x})
+        g = sn.function([m], m.sum(), updates={W: W @ m})
+        h = sn.function([x], (A * C).sum(), updates={A: x})
+        masked = sn.function([x], x.sum(), updates={B: x[x > 0]})
+        assert f(np.ones(3)) == 0 and g(np.ones((3, 3))) == 0 and masked(np.ones(3)) == 0
+        with pytest.raises(
+            sn.InputError, match=r"'B' \(float64\(3,\)\): the value of its update in this call, 'x'"
+        ):
+            f(np.ones(4))
+        with pytest.raises(sn.InputError, match=r"has shape \(3, 4\), which does not fit \(3, 3\)"):
+            g(np.ones((3, 4)))
+        with pytest.raises(sn.InputError, match="no shared value was written"):
+            h(np.ones(4))
+    assert B.get_value().shape == (3,) and not W.get_value().any() and not A.get_value().any()
+    with pytest.raises(sn.InputError, match=r"has shape \(4,\), which does not fit \(3,\)"):
+        sn.function([x], x.sum(), updates={B: x}, backend="py")(np.ones(4))  # as the run
+
+
 def test_a_constant_slice_bound_gives_a_known_length():
     """``c[sn.constant(3):]`` of a c of 10 is f64[7] when built, as ``c[3:]`` is."""
     c = sn.tensor("c", shape=(10,))

@@ -116,6 +116,30 @@ def test_broadcast_hints_a_missing_axis_and_a_transpose():
     _raises(lambda: x - sn.tensor("t", shape=(3, 5)), "did you mean t.T?")
 
 
+def test_hints_name_an_unnamed_variable_by_its_assigned_name_as_the_message_does():
+    """``W = sn.shared(...)`` is 'W' in the message and in its hint: the hints read only the
+    explicit name ("did you mean the right operand.T?", "expand_dims(the operand, -1)").
+    (The expected words are on lines of their own: the message quotes the failing line.)"""
+    x = sn.tensor("x", shape=("batch", 784))
+    W = sn.shared(np.zeros((10, 784)))
+    W2 = sn.shared(np.zeros((3, 4)))
+    b = sn.shared(np.zeros(3))
+    u = sn.shared(np.zeros((4, 3)))
+    matmul = _raises(lambda: x @ W)
+    assert "hint: did you mean W.T?" in matmul and "operand" not in matmul
+    missing_axis = _raises(lambda: W2 + b)
+    assert "hint: to line b up with axis 0 of W2, add trailing axes: expand_dims(b, -1)" in (
+        missing_axis
+    )
+    transposed = _raises(lambda: W2 - u)
+    assert "hint: did you mean u.T?" in transposed
+    m = sn.matrix()
+    with pytest.raises(sn.InputError) as raised:
+        len(m)
+    assert "len() of 'm' (float64(?, ?)) is not known before it runs" in str(raised.value)
+    assert "use m.shape[0], a symbolic size" in str(raised.value)
+
+
 def test_concatenate_names_the_clashing_axis():
     a = sn.tensor("a", shape=("n", 3))
     b = sn.tensor("b", shape=("m", 4))

@@ -14,7 +14,7 @@ def _hint(text: str) -> str:
 
 
 def _label(var) -> str:
-    return var.label or "the operand"
+    return var.message_name() or "the operand"
 
 
 def names_hint(a, b) -> str:

@@ -378,7 +378,7 @@ def squeeze_hook(x) -> None:
     if not unknown:
         return
     ones = tuple(k for k, d in enumerate(shape) if d == 1)
-    name = x.label or "x"
+    name = x.message_name() or "x"
     if ones:
         axis = ones[0] if len(ones) == 1 else ones
         drops = f"axis {axis}"

@@ -85,8 +85,8 @@ def _same_lengths(x: Variable, y: Variable, pairs: list, call) -> Variable:
     ]
     if not loose:  # one fixed size or one name each: the types tell
         return y
-    lx = x.label or x.assigned_name() or x_name
-    ly = y.label or y.assigned_name() or y_name
+    lx = x.message_name() or x_name
+    ly = y.message_name() or y_name
     clauses = [
         f"axis {j}{' (the batch)' if j == 0 else ''} of {y.describe() if k == 0 else repr(ly)} "
         f"{'must have the length' if k == 0 else 'that'} of axis {i} of "
