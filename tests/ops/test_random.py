@@ -518,6 +518,33 @@ def test_uint64_draws_take_bounds_beyond_int64_as_numpy_does(backend):
         sn.RandomStream(0).integers(2**63, 2**63 + 10, dtype="int64")
 
 
+def test_bounds_beyond_int64_are_compared_and_kept_exactly():
+    """A list mixing a bound beyond int64 with small ones is float64 to NumPy (2**63 - 2 is
+    2**63 there), and a float64 array's 2**63 wrapped to -2**63 as int64: ``integers([2**63
+    - 2, 0], [2**63, 1])`` was refused as an empty range, and ``integers(0, [2.0**63] * 2,
+    dtype="uint64")`` built and failed at every call. Both are drawn as NumPy draws them."""
+    g = np.random.default_rng(0)
+    g.integers([2**63 - 2, 0], [2**63, 1], size=(3, 2))  # NumPy takes all three
+    g.integers(np.array([2**63 - 1, 5]), [2**63, 6], size=(3, 2), dtype="uint64")
+    g.integers(0, np.array([2.0**63] * 2), size=(3, 2), dtype="uint64")
+    rng = sn.RandomStream(0)
+    low, high = sn.function(
+        [],
+        [
+            rng.integers([2**63 - 2, 0], [2**63, 1], size=(100, 2)),
+            rng.integers(np.array([2**63 - 1, 5]), [2**63, 6], size=(3, 2), dtype="uint64"),
+        ],
+    )()
+    assert set(low[:, 0].tolist()) == {2**63 - 2, 2**63 - 1} and (low[:, 1] == 0).all()
+    assert high.dtype == np.uint64 and high.tolist() == [[2**63 - 1, 5]] * 3
+    wide = rng.integers(0, np.array([2.0**63] * 2), size=(1000, 2), dtype="uint64")
+    got = sn.function([], wide)()
+    assert got.dtype == np.uint64 and 2**62 < got.max() < 2**63, got.max()
+    with pytest.raises(sn.ArgumentError, match=r"high \(\[9223372036854775809, 1\]\) must") as info:
+        rng.integers([2**63 + 1, 0], [2**63 + 1, 1], dtype="uint64")  # not 2**63 to float64
+    assert "test_random.py" in str(info.value) and len(rng.states) == 3
+
+
 @pytest.mark.parametrize("backend", [b for b in BACKENDS if b in ("py", "c")])
 def test_uint64_draws_take_numpys_exclusive_high_of_2_to_the_64(backend):
     """``integers(0, 2**64, dtype="uint64")`` is NumPy's spelling of every uint64 (an
