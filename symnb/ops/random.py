@@ -431,8 +431,12 @@ def _floats(what: str, **values) -> list:
         if isinstance(value, Variable):
             out.append(value)
             continue
-        numeric = isinstance(value, (numbers.Number, list, tuple, np.ndarray))
-        array = np.asarray(value) if numeric else None
+        array = None
+        if isinstance(value, (numbers.Number, list, tuple, np.ndarray)):
+            try:
+                array = np.asarray(value)
+            except (TypeError, ValueError):  # a ragged list: refused below
+                pass
         if array is None or array.dtype.kind not in "biuf":
             raise _at_user_line(
                 ArgumentError(

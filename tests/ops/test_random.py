@@ -3,6 +3,8 @@ states that advance, moments within stated bounds, impure nodes, bad input, a dr
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -465,6 +467,31 @@ def test_draw_parameters_broadcast_to_the_size_as_in_numpy():
         rng.normal(avg="a")
     scalar = rng.uniform(None)  # the shape of its (scalar) parameters, as NumPy's
     assert scalar.type.shape == ()
+
+
+def test_a_ragged_list_as_a_float_parameter_is_an_argument_error():
+    """A ragged list as avg, std, low, high or lam was NumPy's raw "setting an array element
+    with a sequence" ValueError from inside symnb; it is the ArgumentError a parameter that is
+    no number gives (as for n and p), naming the draw, the parameter and the user's line."""
+    rng = sn.RandomStream(0)
+    cases = [
+        (
+            lambda: rng.normal(avg=[[1.0, 2.0], [3.0]]),
+            "normal: avg",
+            r"\[\[1\.0, 2\.0\], \[3\.0\]\]",
+        ),
+        (lambda: rng.normal((2,), std=[1.0, [2.0]]), "normal: std", r"\[1\.0, \[2\.0\]\]"),
+        (lambda: rng.uniform((2,), low=[0.0, [1.0]]), "uniform: low", r"\[0\.0, \[1\.0\]\]"),
+        (lambda: rng.uniform(high=[[2.0], 3.0]), "uniform: high", r"\[\[2\.0\], 3\.0\]"),
+        (lambda: rng.poisson(lam=[1.0, [2.0, 3.0]]), "poisson: lam", r"\[1\.0, \[2\.0, 3\.0\]\]"),
+    ]
+    for build, named, shown in cases:
+        with pytest.raises(sn.ArgumentError) as info:
+            build()  # <- the draw
+        message = str(info.value)
+        assert message.startswith(f"{named} is a number, an array of numbers or a variable, not ")
+        assert re.search(shown, message.splitlines()[0]) and "test_random.py, line" in message
+    assert rng.states == []
 
 
 @pytest.mark.parametrize("draw", ["bernoulli", "binomial"])
