@@ -86,6 +86,46 @@ def test_mrg_choice_of_more_columns_than_p_has_is_refused():
         srng.choice(size=(2, 3), a=None, replace=False, p=p)
 
 
+REFUSED_DRAWS = [  # (streams, the draw refused when built, its error)
+    (RandomStreams, lambda s: s.choice((3,), 300, dtype="int8"), sn.DTypeError),
+    (RandomStreams, lambda s: s.permutation((2,), 300, dtype="int8"), sn.DTypeError),
+    (RandomStreams, lambda s: s.permutation(n=300, dtype="int8"), sn.DTypeError),
+    (RandomStreams, lambda s: s.choice((2,), np.array([0.5, 1.5]), dtype="int32"), sn.DTypeError),
+    (RandomStreams, lambda s: s.uniform((2,), ndim=3), sn.ShapeError),
+    (RandomStreams, lambda s: s.normal((2,), truncate=True), NotImplementedError),
+    (
+        MRG_RandomStreams,
+        lambda s: s.choice(size=3, p=np.full((4, 2), 0.5), replace=False),
+        sn.ShapeError,
+    ),
+    (
+        MRG_RandomStreams,
+        lambda s: s.multinomial_wo_replacement(n=3, pvals=np.full((4, 2), 0.5)),
+        sn.ShapeError,
+    ),
+]
+
+
+@pytest.mark.parametrize("streams, refused, error", REFUSED_DRAWS)
+def test_a_draw_refused_when_built_leaves_the_streams_as_they_were(streams, refused, error):
+    """A draw refused after a draw inside it made its state (``choice``'s and
+    ``permutation``'s dtype checked after the draw, MRG ``choice``'s size after its uniform)
+    kept that state: ``state_updates`` listed a draw that does not exist and every later
+    draw got other numbers. Now the later draws are those of a stream without the refused
+    line, as for ``sn.RandomStream``."""
+    s, fresh = streams(5), streams(5)
+    first, want_first = s.uniform((3,), dtype="float64"), fresh.uniform((3,), dtype="float64")
+    with pytest.raises(error):
+        refused(s)  # <- refused
+    after, want_after = s.normal((4,), dtype="float64"), fresh.normal((4,), dtype="float64")
+    assert len(s.state_updates) == 2 and len(s.states) == 2
+    assert [r.name for r, _ in s.state_updates] == ["rng0", "rng1"] and after.rng.index == 1
+    got = theano.function([], [first, after])()
+    want = theano.function([], [want_first, want_after])()
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+
+
 @pytest.mark.parametrize("streams", [RandomStreams, MRG_RandomStreams])
 def test_choice_and_permutation_draw_the_dtype_asked_for(streams):
     """``dtype`` was ignored: int64 came back (an int32 shared variable's update then failed)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb import ops as sn
-from symnb.compat.theano.tensor.shared_randomstreams import RandomStreams
+from symnb.compat.theano.tensor.shared_randomstreams import RandomStreams, _with_rng
 from symnb.core.dims import is_int
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, Variable, as_variable
@@ -35,6 +35,7 @@ class MRG_RandomStreams(RandomStreams):  # noqa: N801 - Theano's name
             return int(values[0])
         return sum(int(v) << (31 * i) for i, v in enumerate(values))
 
+    @_with_rng  # its uniform draw's state; refused, no state is left
     def choice(self, size=None, a=None, replace=True, p=None, ndim=None, dtype=None, **kwargs):
         """Theano MRG's form, ``choice(size=k, a=None, replace=False, p=matrix)``: for each row
         of ``p``, ``k`` distinct column indices drawn one after another with probabilities

@@ -90,11 +90,19 @@ class StreamState:
 
 
 def _with_rng(method):
-    """The draw gets ``rng`` (Theano's ``rv.rng``): the state of the draw just made."""
+    """The draw gets ``rng`` (Theano's ``rv.rng``): the state of the draw just made. A draw
+    refused while it is built (its dtype, size or parameters, checked after the state of a
+    draw inside it was made) leaves the streams as they were: no state, so every later draw
+    gets the numbers it would have had without the refused line (as ``RandomStream``)."""
 
     @functools.wraps(method)
     def draw(self, *args, **kwargs):
-        sample = method(self, *args, **kwargs)
+        before = len(self.states)
+        try:
+            sample = method(self, *args, **kwargs)
+        except BaseException:
+            self._forget(before)
+            raise
         sample.rng = self._rng(len(self.states) - 1)
         return sample
 
@@ -122,6 +130,12 @@ class RandomStreams(RandomStream):
     def _as_seed(self, seed):
         """The seed ``RandomStream`` takes for Theano's ``seed`` (an int: itself)."""
         return seed
+
+    def _forget(self, count: int) -> None:
+        """Drop the states of the draws after the first ``count`` (a refused draw's)."""
+        del self.states[count:]
+        for index in [i for i in self._rngs if i >= count]:
+            del self._rngs[index]
 
     def _rng(self, index: int) -> StreamState:
         if index not in self._rngs:
