@@ -29,6 +29,7 @@ from symnb.ops.checks import InDomain, in_domain
 from symnb.ops.creation import shape_operand
 from symnb.ops.draw_shape import draw_positions
 from symnb.ops.elemwise import add, cast, mul, sub
+from symnb.ops.math import erfinv
 from symnb.ops.philox import seed_key
 from symnb.ops.random_draws import (
     PhiloxBernoulli,
@@ -55,6 +56,12 @@ def scaled(loc, scale, standard, dtype) -> Variable:
     d/dscale = standard read the forward's own draw, exactly and with no second draw."""
     as64 = functools.partial(cast, dtype="float64")
     return cast(add(as64(loc), mul(as64(scale), as64(standard))), dtype)
+
+
+#: the standard deviation of a standard normal truncated to (-2, 2) (SciPy's
+#: ``truncnorm.std(-2, 2)``, the constant Theano's MRG ``truncated_normal`` divides by)
+TRUNCATED_STD = 0.87962566103423978
+_ERF_SQRT2 = 0.9544997361036416  # erf(sqrt(2)): the mass of a standard normal in (-2, 2)
 
 
 def _check_span(low, high) -> None:
@@ -169,6 +176,24 @@ class RandomStream:
             {"avg": avg, "std": std},
             lambda z: scaled(avg, checked, z, dtype),
         )
+
+    def _truncated_normal(self, size, avg, std, dtype, unit_std: bool = False):
+        """Normal with mean ``avg`` truncated to ``avg +- 2 std`` (the Theano layer's
+        ``normal(truncate=True)``, as Theano's MRG drew it): ``sqrt(2) erfinv(erf(sqrt(2))
+        (2u - 1))`` of a uniform u, a standard normal's inverse CDF on (-2, 2), one block an
+        element; ``unit_std`` divides it by its standard deviation (0.8796...), so ``std``
+        is the draw's (MRG's ``truncated_normal``). Differentiable in avg and std."""
+        avg, std = _floats("normal", avg=avg, std=std)
+        dtype = _float_dtype("normal", dtype)
+        checked = _in_domain(std, "normal: std", "non-negative")
+        spread = np.sqrt(2.0) / (TRUNCATED_STD if unit_std else 1.0)
+
+        def standard(u):
+            within = erfinv(mul(_ERF_SQRT2, sub(mul(2.0, u), 1.0)))
+            return scaled(avg, checked, mul(spread, within), dtype)
+
+        op = PhiloxUniform(as_dtype("float64"))
+        return self._elementwise(op, size, "normal", {"avg": avg, "std": std}, standard)
 
     def binomial(self, size=None, n=1, p=0.5, dtype="int64"):
         """Successes in n trials of probability p (an elementwise kernel for n = 1 and a
