@@ -80,8 +80,10 @@ def draw_positions(draw: str, size, params: dict) -> tuple[Variable, Variable]:
     arrays = {name: v for name, v in params.items() if v.type.ndim > 0}
     if size is None:
         dims = _broadcast_shape(draw, arrays)
-        if all(isinstance(d, int) for d in dims):  # as if that size were given
+        if all(_fixed(v.type.shape) for v in arrays.values()):  # as if that size were given
             return draw_positions(draw, dims, {})
+        # a dim known only at run time (unified with another's fixed dim in ``dims``, or
+        # not): Positions checks that the parameters broadcast together when it runs
         names = tuple(arrays)
         positions = Positions(dims, False, draw, names)(*(v.shape for v in arrays.values()))
         return positions, prod(positions.shape)
@@ -89,6 +91,10 @@ def draw_positions(draw: str, size, params: dict) -> tuple[Variable, Variable]:
     unproved = {name: v for name, v in arrays.items() if not _fits(draw, name, v, dims)}
     op = Positions(dims, True, draw, tuple(unproved)) if unproved else Positions(dims)
     return op(shape, *(v.shape for v in unproved.values())), prod(shape)
+
+
+def _fixed(shape: tuple) -> bool:
+    return all(isinstance(d, int) for d in shape)
 
 
 def _broadcast_shape(draw: str, arrays: dict) -> tuple:

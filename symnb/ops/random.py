@@ -29,6 +29,7 @@ from symnb.ops.checks import InDomain, in_domain
 from symnb.ops.creation import shape_operand
 from symnb.ops.draw_shape import draw_positions
 from symnb.ops.elemwise import add, cast, mul, sub
+from symnb.ops.math import erfinv
 from symnb.ops.philox import seed_key
 from symnb.ops.random_draws import (
     PhiloxBernoulli,
@@ -55,6 +56,12 @@ def scaled(loc, scale, standard, dtype) -> Variable:
     d/dscale = standard read the forward's own draw, exactly and with no second draw."""
     as64 = functools.partial(cast, dtype="float64")
     return cast(add(as64(loc), mul(as64(scale), as64(standard))), dtype)
+
+
+#: the standard deviation of a standard normal truncated to (-2, 2) (SciPy's
+#: ``truncnorm.std(-2, 2)``, the constant Theano's MRG ``truncated_normal`` divides by)
+TRUNCATED_STD = 0.87962566103423978
+_ERF_SQRT2 = 0.9544997361036416  # erf(sqrt(2)): the mass of a standard normal in (-2, 2)
 
 
 def _check_span(low, high) -> None:
@@ -170,6 +177,24 @@ class RandomStream:
             lambda z: scaled(avg, checked, z, dtype),
         )
 
+    def _truncated_normal(self, size, avg, std, dtype, unit_std: bool = False):
+        """Normal with mean ``avg`` truncated to ``avg +- 2 std`` (the Theano layer's
+        ``normal(truncate=True)``, as Theano's MRG drew it): ``sqrt(2) erfinv(erf(sqrt(2))
+        (2u - 1))`` of a uniform u, a standard normal's inverse CDF on (-2, 2), one block an
+        element; ``unit_std`` divides it by its standard deviation (0.8796...), so ``std``
+        is the draw's (MRG's ``truncated_normal``). Differentiable in avg and std."""
+        avg, std = _floats("normal", avg=avg, std=std)
+        dtype = _float_dtype("normal", dtype)
+        checked = _in_domain(std, "normal: std", "non-negative")
+        spread = np.sqrt(2.0) / (TRUNCATED_STD if unit_std else 1.0)
+
+        def standard(u):
+            within = erfinv(mul(_ERF_SQRT2, sub(mul(2.0, u), 1.0)))
+            return scaled(avg, checked, mul(spread, within), dtype)
+
+        op = PhiloxUniform(as_dtype("float64"))
+        return self._elementwise(op, size, "normal", {"avg": avg, "std": std}, standard)
+
     def binomial(self, size=None, n=1, p=0.5, dtype="int64"):
         """Successes in n trials of probability p (an elementwise kernel for n = 1 and a
         known p; else the NumPy reference, which checks p when the function runs)."""
@@ -212,9 +237,9 @@ class RandomStream:
             low, high = 0, low
         _check_integer_dtype(dtype)
         _check_ints("integers", low=low, high=high)  # before any bound is compared
-        known = [_known(b) for b in (low, high)]
+        known = [None if (k := _known(b)) is None else _exact_ints(k) for b in (low, high)]
         if all(k is not None for k in known) and np.broadcast(*known).size:
-            given_low, given_high = np.asarray(known[0]), np.asarray(known[1])
+            given_low, given_high = known  # truncated and exact, as NumPy compares them
             try:
                 empty = np.any(given_high < given_low if endpoint else given_high <= given_low)
             except ValueError:  # shapes that do not broadcast: draw_shape says so
@@ -222,10 +247,13 @@ class RandomStream:
             if empty and _has_draws(size):  # NumPy refuses only a draw from an empty range
                 rule = "be at least" if endpoint else "exceed"
                 raise _at_user_line(
-                    ArgumentError(f"integers: high ({high}) must {rule} low ({low})")
+                    ArgumentError(
+                        f"integers: high ({_bound(high, given_high)}) must {rule} low "
+                        f"({_bound(low, given_low)})"
+                    )
                 )
         if known[0] is not None and np.size(known[0]):
-            _check_holds_now(dtype, np.min(known[0]), None, "integers: low")
+            _check_holds_now(dtype, int(np.min(known[0])), None, "integers: low")
         if known[1] is not None and np.size(known[1]):
             top, what = (0, "integers: high") if endpoint else (1, "integers: high - 1")
             _check_holds_now(dtype, None, int(np.max(known[1])) - top, what)
@@ -428,8 +456,12 @@ def _floats(what: str, **values) -> list:
         if isinstance(value, Variable):
             out.append(value)
             continue
-        numeric = isinstance(value, (numbers.Number, list, tuple, np.ndarray))
-        array = np.asarray(value) if numeric else None
+        array = None
+        if isinstance(value, (numbers.Number, list, tuple, np.ndarray)):
+            try:
+                array = np.asarray(value)
+            except (TypeError, ValueError):  # a ragged list: refused below
+                pass
         if array is None or array.dtype.kind not in "biuf":
             raise _at_user_line(
                 ArgumentError(
@@ -511,18 +543,43 @@ _INT64_MIN, _INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max
 _UINT64_MAX = int(np.iinfo(np.uint64).max)
 
 
-def _int_array(value, what: str = "an integer parameter") -> np.ndarray:
+def _exact_ints(value) -> np.ndarray:
+    """The values of an integer parameter given as a number or an array of them, exactly and
+    truncated (as NumPy takes 2.5): an int64 array where int64 holds them all, else an object
+    array of Python ints. NumPy makes a list mixing ints beyond int64 with smaller ones
+    float64, where 2**63 - 2 is 2**63, and casts a float 2**63 to int64 as -2**63; compared
+    or cast from here, neither loses a value."""
     array = np.asarray(value)
-    if array.dtype.kind not in "iub":  # a list of Python ints beyond int64 is float64 here
-        exact = np.asarray(value, dtype=object)
-        if exact.size and all(is_int(v) for v in exact.flat):
-            array = exact
-    if array.size and array.dtype.kind in "uO" and max(array.flat) > _INT64_MAX:
-        _check_64_bits(what, int(min(array.flat)), int(max(array.flat)))
-        return array.astype(np.uint64)
-    if array.size and array.dtype.kind == "O":
-        _check_64_bits(what, int(min(array.flat)), int(max(array.flat)))
-    return array.astype(np.int64)
+    if array.dtype.kind in "bi" or not array.size:
+        return array.astype(np.int64)
+    if array.dtype.kind in "uf" and -(2.0**63) <= array.min() and array.max() < 2.0**63:
+        return array.astype(np.int64)  # (float64 2**63 - 1 is 2**63: not below it)
+    exact = np.asarray(value, dtype=object)
+    if not all(is_int(v) for v in exact.flat):  # floats, as NumPy reads the list
+        exact = array.astype(object)
+    return np.asarray(np.frompyfunc(int, 1, 1)(exact), dtype=object)
+
+
+def _bound(given, exact: np.ndarray) -> str:
+    """A bound as a message shows it: as given, and as NumPy reads it where it truncated a
+    float (``2.5, read as 2``)."""
+    given = _known(given)
+    read = exact.tolist()
+    if np.asarray(given).dtype.kind != "f" or np.array_equal(np.asarray(given, float), read):
+        return f"{given}"
+    return f"{given}, read as {read}: NumPy truncates a float bound"
+
+
+def _int_array(value, what: str = "an integer parameter") -> np.ndarray:
+    """An integer parameter's array constant: int64, or uint64 where a value lies beyond
+    int64 (a DTypeError naming ``what`` where neither holds every value)."""
+    exact = _exact_ints(value)
+    if exact.dtype.kind == "O":
+        least, most = int(np.min(exact)), int(np.max(exact))
+        _check_64_bits(what, least, most)
+        if most > _INT64_MAX:
+            return exact.astype(np.uint64)
+    return exact.astype(np.int64)
 
 
 def _int(value, what: str = "an integer parameter"):
@@ -605,7 +662,7 @@ def _has_draws(size) -> bool:
 
 def _check_count(n, what: str) -> None:
     value = _known(n)
-    if value is not None and np.any(np.asarray(value) < 0):
+    if value is not None and np.any(_exact_ints(value) < 0):  # -0.5 is 0, as in NumPy
         raise _at_user_line(ArgumentError(f"{what} must be a non-negative integer, got {value!r}"))
 
 

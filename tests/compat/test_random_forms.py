@@ -3,6 +3,7 @@
 
 import numpy as np
 import pytest
+from scipy import stats
 
 import symnb as sn
 import symnb.compat.theano as theano
@@ -84,6 +85,46 @@ def test_mrg_choice_of_more_columns_than_p_has_is_refused():
         g(P, 5)
     with pytest.raises(sn.ShapeTypeError, match="size is an int"):
         srng.choice(size=(2, 3), a=None, replace=False, p=p)
+
+
+REFUSED_DRAWS = [  # (streams, the draw refused when built, its error)
+    (RandomStreams, lambda s: s.choice((3,), 300, dtype="int8"), sn.DTypeError),
+    (RandomStreams, lambda s: s.permutation((2,), 300, dtype="int8"), sn.DTypeError),
+    (RandomStreams, lambda s: s.permutation(n=300, dtype="int8"), sn.DTypeError),
+    (RandomStreams, lambda s: s.choice((2,), np.array([0.5, 1.5]), dtype="int32"), sn.DTypeError),
+    (RandomStreams, lambda s: s.uniform((2,), ndim=3), sn.ShapeError),
+    (RandomStreams, lambda s: s.normal((2,), std=-1.0, truncate=True), sn.ArgumentError),
+    (
+        MRG_RandomStreams,
+        lambda s: s.choice(size=3, p=np.full((4, 2), 0.5), replace=False),
+        sn.ShapeError,
+    ),
+    (
+        MRG_RandomStreams,
+        lambda s: s.multinomial_wo_replacement(n=3, pvals=np.full((4, 2), 0.5)),
+        sn.ShapeError,
+    ),
+]
+
+
+@pytest.mark.parametrize("streams, refused, error", REFUSED_DRAWS)
+def test_a_draw_refused_when_built_leaves_the_streams_as_they_were(streams, refused, error):
+    """A draw refused after a draw inside it made its state (``choice``'s and
+    ``permutation``'s dtype checked after the draw, MRG ``choice``'s size after its uniform)
+    kept that state: ``state_updates`` listed a draw that does not exist and every later
+    draw got other numbers. Now the later draws are those of a stream without the refused
+    line, as for ``sn.RandomStream``."""
+    s, fresh = streams(5), streams(5)
+    first, want_first = s.uniform((3,), dtype="float64"), fresh.uniform((3,), dtype="float64")
+    with pytest.raises(error):
+        refused(s)  # <- refused
+    after, want_after = s.normal((4,), dtype="float64"), fresh.normal((4,), dtype="float64")
+    assert len(s.state_updates) == 2 and len(s.states) == 2
+    assert [r.name for r, _ in s.state_updates] == ["rng0", "rng1"] and after.rng.index == 1
+    got = theano.function([], [first, after])()
+    want = theano.function([], [want_first, want_after])()
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
 
 
 @pytest.mark.parametrize("streams", [RandomStreams, MRG_RandomStreams])
@@ -284,3 +325,50 @@ def test_permutation_with_a_size_draws_one_permutation_per_element(streams):
     for bad, shown in [(-1, r"-1 \(int\)"), (2.5, r"2.5 \(float\)"), (T.fscalar("f"), "'f'")]:
         with pytest.raises(sn.ArgumentError, match=rf"permutation: n .* not {shown}"):
             s.permutation((2,), bad)
+
+
+@pytest.mark.parametrize("streams", [RandomStreams, MRG_RandomStreams])
+def test_shuffle_row_elements_permutes_each_row_on_its_own(streams):
+    """Theano's ``RandomStreams.shuffle_row_elements(input)`` was a bare AttributeError:
+    each row (the last axis) of input permuted by its own permutation, the result's
+    ``permutation`` (of shape ``input.shape[:-1] + (n,)``)."""
+    s, x = streams(2), T.dtensor3("x")
+    shuffled = s.shuffle_row_elements(x)
+    assert shuffled.type.ndim == 3 and shuffled.rng is shuffled.permutation.rng
+    value = np.arange(4 * 50 * 6.0).reshape(4, 50, 6)
+    got, perm = theano.function([x], [shuffled, shuffled.permutation])(value)
+    assert got.shape == value.shape and perm.shape == value.shape and perm.dtype == np.int64
+    np.testing.assert_array_equal(np.sort(got, axis=-1), value)  # each row: its own values
+    np.testing.assert_array_equal(got, np.take_along_axis(value, perm, axis=-1))
+    assert len({tuple(row) for row in perm.reshape(-1, 6)}) > 100  # 200 rows of 720 orders
+    np.testing.assert_allclose(perm.reshape(-1, 6).mean(axis=0), 2.5, atol=0.4)  # 5 SE
+    v = T.dvector("v")
+    once = theano.function([v], streams(2).shuffle_row_elements(v))(np.arange(7.0))
+    np.testing.assert_array_equal(np.sort(once), np.arange(7.0))
+    with pytest.raises(sn.ShapeError, match="shuffle_row_elements: input is a tensor of at"):
+        s.shuffle_row_elements(T.dscalar("c"))  # <- refused
+    assert len(s.state_updates) == 1
+
+
+def test_mrg_truncated_normal_and_normal_truncate_as_theano_drew_them():
+    """MRG's ``truncated_normal(size, avg, std)`` (a bare AttributeError) and
+    ``normal(truncate=True)`` (a NotImplementedError): a normal truncated to avg +- 2 sd by
+    the inverse CDF of a uniform, as Theano 1.0 drew it; ``truncated_normal`` divides std by
+    the truncated normal's own sd (0.8796), so its draws have sd ``std``."""
+    s, n = MRG_RandomStreams(1), 200_000
+    avg, std = T.dscalar("avg"), T.dscalar("std")
+    trunc = s.truncated_normal((n,), avg=avg, std=std, dtype="float64")
+    cut = s.normal((n,), avg=avg, std=std, truncate=True, dtype="float64")
+    rs = RandomStreams(1).normal((n,), avg=1.0, std=2.0, truncate=True)
+    assert rs.dtype == theano.config.floatX and trunc.rng is not cut.rng
+    f = theano.function([avg, std], [trunc, cut, *T.grad(T.sum(cut), [avg, std])])
+    a, b, g_avg, g_std = f(1.0, 2.0)
+    for draw, sd in ((a, 2.0 / 0.87962566103423978), (b, 2.0)):
+        assert -2 * sd <= (draw - 1.0).min() and (draw - 1.0).max() <= 2 * sd
+        assert abs((draw - 1.0).min() + 2 * sd) < 0.01 * sd  # reaching both ends
+        assert stats.kstest((draw - 1.0) / sd, stats.truncnorm(-2, 2).cdf).pvalue > 1e-4
+        assert abs(draw.mean() - 1.0) < 5 * draw.std() / np.sqrt(n)
+    assert abs(a.std() - 2.0) < 0.02 and abs(b.std() - 2.0 * 0.87962566103423978) < 0.02
+    assert g_avg == n and g_std == pytest.approx((b.sum() - n) / 2.0)  # d/dstd = (b - avg)/std
+    with pytest.raises(sn.ArgumentError, match="normal: std must be >= 0"):
+        s.truncated_normal((3,), std=-1.0)

@@ -3,6 +3,8 @@ states that advance, moments within stated bounds, impure nodes, bad input, a dr
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -467,6 +469,31 @@ def test_draw_parameters_broadcast_to_the_size_as_in_numpy():
     assert scalar.type.shape == ()
 
 
+def test_a_ragged_list_as_a_float_parameter_is_an_argument_error():
+    """A ragged list as avg, std, low, high or lam was NumPy's raw "setting an array element
+    with a sequence" ValueError from inside symnb; it is the ArgumentError a parameter that is
+    no number gives (as for n and p), naming the draw, the parameter and the user's line."""
+    rng = sn.RandomStream(0)
+    cases = [
+        (
+            lambda: rng.normal(avg=[[1.0, 2.0], [3.0]]),
+            "normal: avg",
+            r"\[\[1\.0, 2\.0\], \[3\.0\]\]",
+        ),
+        (lambda: rng.normal((2,), std=[1.0, [2.0]]), "normal: std", r"\[1\.0, \[2\.0\]\]"),
+        (lambda: rng.uniform((2,), low=[0.0, [1.0]]), "uniform: low", r"\[0\.0, \[1\.0\]\]"),
+        (lambda: rng.uniform(high=[[2.0], 3.0]), "uniform: high", r"\[\[2\.0\], 3\.0\]"),
+        (lambda: rng.poisson(lam=[1.0, [2.0, 3.0]]), "poisson: lam", r"\[1\.0, \[2\.0, 3\.0\]\]"),
+    ]
+    for build, named, shown in cases:
+        with pytest.raises(sn.ArgumentError) as info:
+            build()  # <- the draw
+        message = str(info.value)
+        assert message.startswith(f"{named} is a number, an array of numbers or a variable, not ")
+        assert re.search(shown, message.splitlines()[0]) and "test_random.py, line" in message
+    assert rng.states == []
+
+
 @pytest.mark.parametrize("draw", ["bernoulli", "binomial"])
 def test_no_gradient_flows_through_a_probability_per_element(draw):
     """docs/random.md: a gradient through p raises, a per-element p as a scalar one (it was
@@ -516,6 +543,33 @@ def test_uint64_draws_take_bounds_beyond_int64_as_numpy_does(backend):
             np.testing.assert_array_equal(got - np.uint64(2**63), want.astype(np.uint64))
     with pytest.raises(sn.DTypeError, match=r"integers: low \(9223372036854775808\).*int64"):
         sn.RandomStream(0).integers(2**63, 2**63 + 10, dtype="int64")
+
+
+def test_bounds_beyond_int64_are_compared_and_kept_exactly():
+    """A list mixing a bound beyond int64 with small ones is float64 to NumPy (2**63 - 2 is
+    2**63 there), and a float64 array's 2**63 wrapped to -2**63 as int64: ``integers([2**63
+    - 2, 0], [2**63, 1])`` was refused as an empty range, and ``integers(0, [2.0**63] * 2,
+    dtype="uint64")`` built and failed at every call. Both are drawn as NumPy draws them."""
+    g = np.random.default_rng(0)
+    g.integers([2**63 - 2, 0], [2**63, 1], size=(3, 2))  # NumPy takes all three
+    g.integers(np.array([2**63 - 1, 5]), [2**63, 6], size=(3, 2), dtype="uint64")
+    g.integers(0, np.array([2.0**63] * 2), size=(3, 2), dtype="uint64")
+    rng = sn.RandomStream(0)
+    low, high = sn.function(
+        [],
+        [
+            rng.integers([2**63 - 2, 0], [2**63, 1], size=(100, 2)),
+            rng.integers(np.array([2**63 - 1, 5]), [2**63, 6], size=(3, 2), dtype="uint64"),
+        ],
+    )()
+    assert set(low[:, 0].tolist()) == {2**63 - 2, 2**63 - 1} and (low[:, 1] == 0).all()
+    assert high.dtype == np.uint64 and high.tolist() == [[2**63 - 1, 5]] * 3
+    wide = rng.integers(0, np.array([2.0**63] * 2), size=(1000, 2), dtype="uint64")
+    got = sn.function([], wide)()
+    assert got.dtype == np.uint64 and 2**62 < got.max() < 2**63, got.max()
+    with pytest.raises(sn.ArgumentError, match=r"high \(\[9223372036854775809, 1\]\) must") as info:
+        rng.integers([2**63 + 1, 0], [2**63 + 1, 1], dtype="uint64")  # not 2**63 to float64
+    assert "test_random.py" in str(info.value) and len(rng.states) == 3
 
 
 @pytest.mark.parametrize("backend", [b for b in BACKENDS if b in ("py", "c")])

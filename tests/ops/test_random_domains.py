@@ -48,6 +48,42 @@ def test_parameters_numpy_accepts_are_accepted():
     assert np.all(same == 1.0) and np.all(mean == 2.0) and np.all(np.isnan(nan))
 
 
+def test_integer_parameters_are_checked_as_numpy_truncates_them():
+    """An integer parameter given as a float is compared as NumPy reads it, truncated:
+    ``integers(2, 2.5)`` is the empty range [2, 2), refused when built (it built, and every
+    call failed inside the op), while ``binomial(n=-0.5)`` (n = 0) and ``integers(-0.5, 5,
+    dtype="uint8")`` (low = 0) are drawn, as NumPy draws them."""
+    g = np.random.default_rng(0)
+    for numpy_call, symnb_call, message in [
+        (
+            lambda g: g.integers(2, 2.5),
+            lambda r: r.integers(2, 2.5, size=3),
+            r"integers: high \(2\.5, read as 2: NumPy truncates a float bound\) must exceed "
+            r"low \(2\)",
+        ),
+        (
+            lambda g: g.integers(-2.5, -2),
+            lambda r: r.integers(-2.5, -2),
+            r"high \(-2\) must exceed low \(-2\.5, read as -2",
+        ),
+        (
+            lambda g: g.integers([0.0, 1.0], [1.0, 1.5], size=2),
+            lambda r: r.integers([0.0, 1.0], [1.0, 1.5]),
+            r"high \(\[1\.0, 1\.5\], read as \[1, 1\].*\) must exceed low \(\[0\.0, 1\.0\]\)",
+        ),
+    ]:
+        with pytest.raises(ValueError):
+            numpy_call(g)
+        with pytest.raises(sn.ArgumentError, match=message) as info:
+            symnb_call(sn.RandomStream(0))  # <- the draw
+        assert "test_random_domains.py" in str(info.value)
+    assert (g.binomial(-0.5, 0.5, size=3) == 0).all() and g.integers(-0.5, 5, dtype="uint8") >= 0
+    rng = sn.RandomStream(0)
+    draws = [rng.binomial((3,), -0.5, 0.5), rng.integers(-0.5, 5, size=200, dtype="uint8")]
+    none, small = sn.function([], draws)()
+    assert none.tolist() == [0, 0, 0] and set(small.tolist()) == {0, 1, 2, 3, 4}
+
+
 @pytest.mark.parametrize("backend", ["py", "c"])
 def test_scalar_parameters_known_at_run_time_are_checked_then(backend):
     a, b = sn.scalar("a", dtype="float64"), sn.scalar("b", dtype="float64")

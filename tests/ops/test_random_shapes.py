@@ -133,6 +133,51 @@ def test_parameters_that_do_not_broadcast_to_the_size_are_refused_when_it_runs(b
         g(np.zeros(4), np.ones(3))
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(
+    "draw, message",
+    [
+        (
+            lambda r, v: r.normal(avg=v, std=np.ones(3)),
+            r"normal: avg \(5,\), std \(3,\) do not broadcast together",
+        ),
+        (
+            lambda r, v: r.uniform(low=v, high=np.arange(1.0, 4.0)),
+            r"uniform: low \(5,\), high \(3,\) do not broadcast together",
+        ),
+        (
+            lambda r, v: r.normal(avg=np.zeros((2, 3)), std=v + 1),
+            r"normal: avg \(2, 3\), std \(5,\) do not broadcast together",
+        ),
+        (
+            lambda r, v: r.integers(sn.cast(v, "int64"), np.arange(1, 4)),
+            r"integers: low of shape \(5,\) does not broadcast",
+        ),
+        (
+            lambda r, v: r.binomial(None, np.full(3, 2), v / 2),
+            r"binomial: p of shape \(5,\) does not broadcast",
+        ),
+    ],
+)
+def test_a_parameter_of_unknown_length_beside_a_fixed_one_is_checked_without_a_size(
+    draw, message, backend
+):
+    """With size=None, a parameter whose length is known only at run time next to one of a
+    fixed shape (the draw typed by the fixed one) was never checked: the fused kernel failed
+    with NumPy's "operands could not be broadcast". It is the ShapeError two parameters of
+    unknown length give, naming the draw and both parameters (the draws run by their
+    reference check theirs against the draw's shape); lengths that broadcast draw the numbers
+    of the same draw with fixed parameters."""
+    v = sn.vector("v", dtype="float64")
+    f = sn.function([v], draw(sn.RandomStream(0), v), backend=backend)
+    with pytest.raises(sn.SymnbError, match=message):
+        f(np.zeros(5))
+    same = sn.function([v], draw(sn.RandomStream(0), sn.constant(np.zeros(3))), backend=backend)
+    want = same(np.zeros(3))
+    np.testing.assert_array_equal(f(np.zeros(3)), want)
+    assert f(np.zeros(1)).shape == want.shape
+
+
 def test_integers_and_binomial_take_array_parameters_as_numpy_does():
     """NumPy's Generator broadcasts integers' low/high and binomial's n and p, with a size
     or without (their broadcast shape): every backend gives the same numbers, each column

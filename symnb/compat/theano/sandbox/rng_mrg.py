@@ -7,7 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from symnb import ops as sn
-from symnb.compat.theano.tensor.shared_randomstreams import RandomStreams
+from symnb.compat.theano.tensor.shared_randomstreams import (
+    RandomStreams,
+    _float_draw_dtype,
+    _size,
+    _with_rng,
+)
 from symnb.core.dims import is_int
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, Variable, as_variable
@@ -35,6 +40,7 @@ class MRG_RandomStreams(RandomStreams):  # noqa: N801 - Theano's name
             return int(values[0])
         return sum(int(v) << (31 * i) for i, v in enumerate(values))
 
+    @_with_rng  # its uniform draw's state; refused, no state is left
     def choice(self, size=None, a=None, replace=True, p=None, ndim=None, dtype=None, **kwargs):
         """Theano MRG's form, ``choice(size=k, a=None, replace=False, p=matrix)``: for each row
         of ``p``, ``k`` distinct column indices drawn one after another with probabilities
@@ -69,6 +75,14 @@ class MRG_RandomStreams(RandomStreams):  # noqa: N801 - Theano's name
         u = self.uniform(size=sn.shape(p), dtype="float64")
         dtype = "int64" if dtype is None else dtype
         return _without_replacement(u, p, 1 if size is None else size, dtype)
+
+    @_with_rng
+    def truncated_normal(self, size, avg=0.0, std=1.0, ndim=None, dtype=None, nstreams=None):
+        """Theano 1.0's: normal with mean ``avg`` and standard deviation ``std``, truncated
+        to ``avg +- 2 std / 0.8796`` (``normal(truncate=True)`` of std rescaled so the
+        truncated draw's own standard deviation is ``std``, as Theano rescaled it)."""
+        dtype = _float_draw_dtype(dtype, avg, std)
+        return self._truncated_normal(_size(size, ndim), avg, std, dtype, unit_std=True)
 
     def multinomial_wo_replacement(
         self, size=None, n=1, pvals=None, ndim=None, dtype="int64", **kwargs

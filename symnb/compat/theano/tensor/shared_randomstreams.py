@@ -18,7 +18,7 @@ from symnb.config import config
 from symnb.core.dims import is_int
 from symnb.core.op import _at_user_line
 from symnb.core.types import as_dtype
-from symnb.core.variable import Constant, Variable, describe_value
+from symnb.core.variable import Constant, Variable, as_variable, describe_value
 from symnb.errors import ArgumentError, DTypeError, ShapeError
 from symnb.ops.checks import has_shape
 from symnb.ops.elemwise import cast
@@ -26,6 +26,7 @@ from symnb.ops.join import concatenate, stack
 from symnb.ops.philox import seed_key
 from symnb.ops.random import RandomStream, check_holds, checked_seed
 from symnb.ops.sort import argsort
+from symnb.ops.take import take_along_axis
 
 
 class PhiloxState:
@@ -90,11 +91,19 @@ class StreamState:
 
 
 def _with_rng(method):
-    """The draw gets ``rng`` (Theano's ``rv.rng``): the state of the draw just made."""
+    """The draw gets ``rng`` (Theano's ``rv.rng``): the state of the draw just made. A draw
+    refused while it is built (its dtype, size or parameters, checked after the state of a
+    draw inside it was made) leaves the streams as they were: no state, so every later draw
+    gets the numbers it would have had without the refused line (as ``RandomStream``)."""
 
     @functools.wraps(method)
     def draw(self, *args, **kwargs):
-        sample = method(self, *args, **kwargs)
+        before = len(self.states)
+        try:
+            sample = method(self, *args, **kwargs)
+        except BaseException:
+            self._forget(before)
+            raise
         sample.rng = self._rng(len(self.states) - 1)
         return sample
 
@@ -123,6 +132,12 @@ class RandomStreams(RandomStream):
         """The seed ``RandomStream`` takes for Theano's ``seed`` (an int: itself)."""
         return seed
 
+    def _forget(self, count: int) -> None:
+        """Drop the states of the draws after the first ``count`` (a refused draw's)."""
+        del self.states[count:]
+        for index in [i for i in self._rngs if i >= count]:
+            del self._rngs[index]
+
     def _rng(self, index: int) -> StreamState:
         if index not in self._rngs:
             self._rngs[index] = StreamState(*self.states[index], index)
@@ -146,11 +161,29 @@ class RandomStreams(RandomStream):
         self, size=None, avg=0.0, std=1.0, ndim=None, dtype=None, nstreams=None, truncate=False
     ):
         """Normal with mean ``avg`` and standard deviation ``std``; of ``dtype``, by default
-        floatX upcast with theirs (Theano's ``upcast(floatX, avg.dtype, std.dtype)``)."""
-        if truncate:
-            raise _at_user_line(NotImplementedError("normal: truncate=True is not implemented"))
+        floatX upcast with theirs (Theano's ``upcast(floatX, avg.dtype, std.dtype)``).
+        ``truncate=True`` (MRG's): truncated to ``avg +- 2 std``, by the inverse CDF."""
         dtype = _float_draw_dtype(dtype, avg, std)
+        if truncate:
+            return self._truncated_normal(_size(size, ndim), avg, std, dtype)
         return super().normal(_size(size, ndim), avg, std, dtype=dtype)
+
+    @_with_rng
+    def shuffle_row_elements(self, input):  # noqa: A002 - Theano's name
+        """Theano's: ``input`` with each row (its last axis) permuted on its own, by a
+        ``permutation`` of ``input.shape[:-1] + (n,)`` (the result's ``permutation``)."""
+        x = as_variable(input)
+        if x.type.ndim == 0:
+            raise _at_user_line(
+                ShapeError(
+                    "shuffle_row_elements: input is a tensor of at least one dimension (its "
+                    f"rows, the last axis, are shuffled), not {x.describe()}"
+                )
+            )
+        perm = self.permutation(size=x.shape[:-1], n=x.shape[-1], ndim=x.type.ndim - 1)
+        shuffled = take_along_axis(x, perm, axis=-1)
+        shuffled.permutation = perm
+        return shuffled
 
     @_with_rng
     def binomial(self, size=None, n=1, p=0.5, ndim=None, dtype="int64", nstreams=None, prob=None):
