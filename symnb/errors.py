@@ -128,7 +128,8 @@ class InputShapeError(InputError, ShapeError):
 
 class SymbolicValueError(SymnbError, ValueError):
     """A Python int asked of a symbolic integer scalar (``range(n)``, ``np.zeros(n)``, a
-    list index): its type fits, but it has no value until the function runs. A ValueError,
+    list index), or Python ints of an integer vector (``np.zeros(x.shape)``): its type fits,
+    but it has no value until the function runs. A ValueError,
     not a TypeError, because NumPy replaces a TypeError raised by ``__index__`` with its own
     message, which names neither the variable nor the fix."""
 

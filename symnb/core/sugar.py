@@ -108,9 +108,9 @@ def _at_numpys_caller(exc: Exception) -> Exception:
         return at_user_line(exc)
 
 
-def _no_value(what: str):
+def _no_value(what: str, name: str | None = None):
     """``int(x)``, ``float(x)``, ``range(n)``: Python asks for a value a symbolic variable
-    does not have yet."""
+    does not have yet (``name``: the method's, where ``what`` does not spell it)."""
 
     def method(self):
         raise _at_numpys_caller(
@@ -122,7 +122,7 @@ def _no_value(what: str):
             )
         )
 
-    method.__name__ = f"__{what.split('(')[0]}__"
+    method.__name__ = name or f"__{what.split('(')[0]}__"
     return method
 
 
@@ -132,6 +132,8 @@ def _no_index(self):
     TypeError with a message naming neither the variable nor the fix); anything else is not
     an int at all (a TypeError, as Python's own)."""
     what = "a Python int (range(n), a list index, np.zeros(n), operator.index)"
+    if self.type.ndim == 1 and self.type.dtype.kind in "iu":
+        raise _at_numpys_caller(SymbolicValueError(_shape_message(self)))
     if self.type.ndim == 0 and self.type.dtype.kind in "iu":
         raise _at_numpys_caller(
             SymbolicValueError(
@@ -145,10 +147,44 @@ def _no_index(self):
     _no_value(what)(self)
 
 
+def _shape_message(self) -> str:
+    """``np.zeros(x.shape)``, ``arr.reshape(x.shape)``, ``rng.normal(size=x.shape)``: NumPy
+    asks an integer vector for Python ints (its ``__index__``, once its iteration failed)."""
+    name = self.label or "shape"
+    of = name[: -len(".shape")] if name.endswith(".shape") else None
+    like = f" or sn.zeros_like({of})" if of else ""
+    return (
+        "Python ints from an integer vector (a shape: np.zeros(shape), arr.reshape(shape), "
+        f"size=shape) need values, but {self.describe()} is symbolic: its values are "
+        "unknown until the function runs\n  hint: pass the symbolic shape to symnb's function "
+        "instead: "
+        f"np.zeros({name}) -> sn.zeros({name}){like} (also sn.ones, sn.full), "
+        f"arr.reshape({name}) -> sn.reshape(arr, {name}), rng.normal(size={name}) with rng an "
+        "sn.RandomStream; to get its values, compile it with sn.function (or call .eval({...}))"
+    )
+
+
 def _numpy_method(x, func, *args, **kwargs):
     """NumPy's method ``x.<name>(...)`` as its function ``np.<name>(x, ...)`` on the
     variable: NumPy's signature, symnb's op, and the same errors (symnb.ops.numpy_api)."""
     return hook("numpy").function(func, (x, *args), kwargs)
+
+
+#: NumPy's "no value given" default (``initial``, ``mean``, ``correction``)
+_NO_VALUE = getattr(np, "_NoValue", None)
+
+
+def _numpy_keywords(x, func, args: tuple, **given):
+    """NumPy 2's keywords of a reduction method that symnb's method does not take itself
+    (``x.max(initial=0)``, ``x.sum(where=m)``, ``x.var(correction=1)``): the call as its
+    function ``np.<name>(x, ...)``, which takes each one symnb can (``correction``) and
+    refuses the others with its message; None where all are NumPy's defaults."""
+    extra = {
+        key: value
+        for key, value in given.items()
+        if value is not _NO_VALUE and not (key == "where" and value is True)
+    }
+    return _numpy_method(x, func, *args, **extra) if extra else None
 
 
 def _order(x, method: str, order) -> None:
@@ -186,7 +222,16 @@ class TensorMethods:
     __abs__, __invert__ = _unary("abs"), _unary("invert")
     __int__, __float__ = _no_value("int()"), _no_value("float()")
     __complex__ = _no_value("complex()")
+    __trunc__ = _no_value("math.trunc()", "__trunc__")
     __index__ = _no_index
+
+    def __format__(self, spec: str) -> str:
+        """``f"{x}"`` is ``str(x)``; a format spec (``f"{loss:.4f}"``, ``"{:d}".format(n)``)
+        formats a value, which a symbolic variable has only when the function runs."""
+        if not spec:
+            return str(self)
+        written = f'f"{{{self.label or "x"}:{spec}}}"'
+        return _no_value(f"the format spec {spec!r} ({written})", "__format__")(self)
 
     def __pow__(self, other):
         """``pow`` of the two operands (NumPy semantics), with NumPy's operator fast path for
@@ -325,21 +370,29 @@ class TensorMethods:
         return hook("index_update")(self)
 
     @_LayerMethod
-    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE, where=True):
         """NumPy's ``x.sum``, in its argument order (``x.sum(1, "int8")`` is a dtype)."""
-        return _ops().sum(self, axis, dtype, out, keepdims)
+        args = (axis, dtype, out, keepdims)
+        found = _numpy_keywords(self, np.sum, args, initial=initial, where=where)
+        return _ops().sum(self, *args) if found is None else found
 
     @_LayerMethod
-    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
-        return _ops().mean(self, axis, dtype, out, keepdims)
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+        args = (axis, dtype, out, keepdims)
+        found = _numpy_keywords(self, np.mean, args, where=where)
+        return _ops().mean(self, *args) if found is None else found
 
     @_LayerMethod
-    def max(self, axis=None, out=None, keepdims=False):
-        return _ops().max(self, axis, out, keepdims)
+    def max(self, axis=None, out=None, keepdims=False, initial=_NO_VALUE, where=True):
+        args = (axis, out, keepdims)
+        found = _numpy_keywords(self, np.max, args, initial=initial, where=where)
+        return _ops().max(self, *args) if found is None else found
 
     @_LayerMethod
-    def min(self, axis=None, out=None, keepdims=False):
-        return _ops().min(self, axis, out, keepdims)
+    def min(self, axis=None, out=None, keepdims=False, initial=_NO_VALUE, where=True):
+        args = (axis, out, keepdims)
+        found = _numpy_keywords(self, np.min, args, initial=initial, where=where)
+        return _ops().min(self, *args) if found is None else found
 
     def reshape(self, *shape, order="C", copy=None, ndim=None):
         """NumPy's ``x.reshape(shape, order='C', copy=None)`` (C order only; ``copy`` changes
@@ -386,24 +439,58 @@ class TensorMethods:
 
     # -- more NumPy methods; unlike NumPy's in-place ``sort``, ``x.sort()`` returns the result
     @_LayerMethod
-    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
-        return _ops().prod(self, axis, dtype, out, keepdims)
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE, where=True):
+        args = (axis, dtype, out, keepdims)
+        found = _numpy_keywords(self, np.prod, args, initial=initial, where=where)
+        return _ops().prod(self, *args) if found is None else found
 
     @_LayerMethod
-    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-        return _ops().var(self, axis, dtype, out, ddof, keepdims)
+    def var(
+        self,
+        axis=None,
+        dtype=None,
+        out=None,
+        ddof=0,
+        keepdims=False,
+        *,
+        where=True,
+        mean=_NO_VALUE,
+        correction=_NO_VALUE,
+    ):
+        """NumPy's ``x.var``; also np.var's ``correction`` (``ddof``), which NumPy's method
+        lacks."""
+        args = (axis, dtype, out, ddof, keepdims)
+        given = {"where": where, "mean": mean, "correction": correction}
+        found = _numpy_keywords(self, np.var, args, **given)
+        return _ops().var(self, *args) if found is None else found
 
     @_LayerMethod
-    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-        return _ops().std(self, axis, dtype, out, ddof, keepdims)
+    def std(
+        self,
+        axis=None,
+        dtype=None,
+        out=None,
+        ddof=0,
+        keepdims=False,
+        *,
+        where=True,
+        mean=_NO_VALUE,
+        correction=_NO_VALUE,
+    ):
+        args = (axis, dtype, out, ddof, keepdims)
+        given = {"where": where, "mean": mean, "correction": correction}
+        found = _numpy_keywords(self, np.std, args, **given)
+        return _ops().std(self, *args) if found is None else found
 
     @_LayerMethod
-    def all(self, axis=None, out=None, keepdims=False):
-        return _ops().all(self, axis, out, keepdims)
+    def all(self, axis=None, out=None, keepdims=False, *, where=True):
+        found = _numpy_keywords(self, np.all, (axis, out, keepdims), where=where)
+        return _ops().all(self, axis, out, keepdims) if found is None else found
 
     @_LayerMethod
-    def any(self, axis=None, out=None, keepdims=False):
-        return _ops().any(self, axis, out, keepdims)
+    def any(self, axis=None, out=None, keepdims=False, *, where=True):
+        found = _numpy_keywords(self, np.any, (axis, out, keepdims), where=where)
+        return _ops().any(self, axis, out, keepdims) if found is None else found
 
     @_LayerMethod
     def argmax(self, axis=None, out=None, *, keepdims=False):
@@ -428,6 +515,10 @@ class TensorMethods:
 
     def item(self, *args):
         return _no_value("item()")(self)
+
+    def tolist(self):
+        """NumPy's ``x.tolist()``: the values, which exist only when the function runs."""
+        return _no_value("tolist()")(self)
 
     @_LayerMethod
     def round(self, decimals=0):

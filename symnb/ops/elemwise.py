@@ -503,7 +503,9 @@ def _clip(x, lo, hi):
 
 class Clip(Elemwise):
     """x limited to [lo, hi] (``np.clip``); the gradient flows to whichever bound is active.
-    x equal to a bound is x (its signed zero), as ``np.clip`` with scalar bounds."""
+    x equal to a bound is x (its signed zero), as ``np.clip`` with scalar bounds. A Python
+    number x is an array, as NumPy makes it (only the bounds are weak): ``clip(2, x8, None)``
+    is int64 and ``clip(2.5, x32, None)`` float64."""
 
     dtype_rule = "NumPy's promotion of x, lo and hi (``np.clip``)"
     nin = 3
@@ -827,16 +829,25 @@ def _all_ones(var: Variable) -> bool:
     return isinstance(var, Constant) and var.value.size == 1 and bool(np.all(var.value == 1))
 
 
+def as_array(x) -> Variable:
+    """x as NumPy's array functions (``np.dot``, ``np.kron``, the array ``np.clip`` limits...)
+    take it: a Python number is a strong float64/int64 0-d array, not a weak scalar
+    (``np.dot(x8, 2)`` is int64)."""
+    return x if isinstance(x, Variable) else as_variable(np.asarray(x))
+
+
 @numpy_keywords
 def clip(x, a_min=None, a_max=None) -> Variable:
     """x limited to [a_min, a_max]; either bound or both may be None, as ``np.clip`` in
     NumPy 2 (both None: x itself, of its dtype and shape, where NumPy gives a copy of x and
     NumPy 1 refused it); NumPy 2's ``min=``/``max=`` name them too (``clip(x, min=0)``).
+    A Python number x is an array, as NumPy makes it (only the bounds are weak):
+    ``clip(2, x8, None)`` is int64 and ``clip(2.5, x32, None)`` float64.
 
     As NumPy 2 (``np.clip``), a Python int bound beyond an integer x's range on the side it
     limits (``clip(uint8, -1, 300)``) limits nothing and is dropped, not cast (which would wrap
     it); one beyond it on the other side (``clip(uint8, 300, 400)``) is refused."""
-    x = as_variable(x)
+    x = as_array(x)
     if x.type.dtype.kind in "iu":
         info = np.iinfo(x.type.dtype)
         if type(a_min) is int and a_min <= info.min:

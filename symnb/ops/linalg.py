@@ -26,6 +26,7 @@ from symnb.ops._square import _SquareOp, real_dtype
 from symnb.ops._square import swap_last as _swap_last
 from symnb.ops.elemwise import abs as abs_
 from symnb.ops.elemwise import (
+    as_array,
     cast,
     fit_gradient,
     input_gradient,
@@ -154,12 +155,6 @@ def _fits(a, b) -> bool:
 
 
 matmul = Matmul()
-
-
-def as_array(x) -> Variable:
-    """x as NumPy's array functions (``np.dot``, ``np.kron``...) take it: a Python number is
-    a strong float64/int64 0-d array, not a weak scalar (``np.dot(x8, 2)`` is int64)."""
-    return x if isinstance(x, Variable) else as_variable(np.asarray(x))
 
 
 def dot(x, y):

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 
 import numpy
 
 from symnb.core.source import at_user_line, library_call
-from symnb.core.variable import Variable, as_variable
-from symnb.errors import ArgumentError, InputError, ShapeError
+from symnb.core.variable import Constant, Variable, as_variable
+from symnb.errors import ArgumentError, DTypeError, InputError, ShapeError, ShapeTypeError
 
 #: NumPy (and SciPy) names of functions the catalogue has under another name
 ALIASES = {
@@ -170,7 +171,8 @@ class NumpyDispatch:
                 "use the variable it returns"
             )
         if method == "__call__":
-            inputs, out_dtype = self._loop_dtypes(ufunc, inputs)
+            loop = _loop(ufunc, inputs)
+            inputs, out_dtype = self._loop_dtypes(ufunc, inputs, loop)
             result = self._call(name, inputs, kwargs, _spelled(ufunc))
             if out_dtype is not None and isinstance(result, Variable):
                 if result.type.dtype != out_dtype:
@@ -181,13 +183,14 @@ class NumpyDispatch:
             x, *rest = inputs
             axis = rest[0] if rest else kwargs.pop("axis", 0)
             spelled = f"{_spelled(ufunc)}.{method}"
+            axis = _method_axis(method, spelled, as_variable(x), axis)
             return self._call(table[name], (x,), {**kwargs, "axis": axis}, spelled)
         raise _error(f"{_spelled(ufunc)}.{method} has no symnb equivalent for {_first(inputs)}")
 
-    def _loop_dtypes(self, ufunc, inputs: tuple):
+    def _loop_dtypes(self, ufunc, inputs: tuple, loop):
         """(inputs, dtype of the result) for a ufunc the catalogue computes with another
         function (``np.fabs`` with ``abs``, ``scipy.special.expm1`` with NumPy's ``expm1``):
-        the inputs cast to the dtypes of the ufunc's own loop, as the ufunc casts them
+        the inputs cast to the dtypes of the ufunc's own ``loop``, as the ufunc casts them
         (``np.fabs(int8)`` is float16 where ``abs`` keeps int8; SciPy's ``expm1(int8)`` is
         float64 where NumPy's is float16); (inputs, None) for a ufunc that is the op's own
         reference, or inputs without a dtype (a Python number: the op's rule)."""
@@ -195,13 +198,7 @@ class NumpyDispatch:
         op = getattr(self.catalogue, name) if name is not None else None
         if op is None or ufunc in (getattr(op, "impl", None), getattr(op, "ufunc", None)):
             return inputs, None
-        if not all(isinstance(v, Variable) for v in inputs):
-            return inputs, None
-        try:
-            loop = ufunc.resolve_dtypes(
-                (*(numpy.dtype(v.type.dtype) for v in inputs), *([None] * ufunc.nout))
-            )
-        except (TypeError, ValueError, AttributeError):  # no loop: the op's own error
+        if loop is None or not all(isinstance(v, Variable) for v in inputs):
             return inputs, None
         cast = self.catalogue.cast
         inputs = tuple(
@@ -259,6 +256,75 @@ class NumpyDispatch:
         fn = getattr(self.catalogue, name)
         _check_arguments(fn, name, spelled, args, kwargs)
         return fn(*args, **kwargs)
+
+
+def _loop(ufunc, inputs: tuple):
+    """The dtypes of the ufunc's loop for these operands (NumPy's ``resolve_dtypes``, a
+    Python number weak as in NumPy 2), or None where an operand has no dtype to ask with (a
+    list). No loop is a DTypeError naming the ufunc and the operands' dtypes, whichever op
+    the catalogue builds for it: ``np.fabs`` of a complex z is refused as NumPy refuses it,
+    though ``sn.abs`` (which builds it) takes complex."""
+    dtypes = [_operand_dtype(v) for v in inputs]
+    if len(inputs) != ufunc.nin or any(dt is None for dt in dtypes):
+        return None
+    try:
+        return ufunc.resolve_dtypes((*dtypes, *([None] * ufunc.nout)))
+    except TypeError as exc:
+        operands = ", ".join(_operand(v) for v in inputs)
+        raise at_user_line(
+            DTypeError(f"{_spelled(ufunc)} has no loop for {operands}; NumPy refuses it: {exc}")
+        ) from None
+    except (ValueError, AttributeError):  # (not a loop's absence): the op's own rule
+        return None
+
+
+def _operand_dtype(value):
+    """What ``resolve_dtypes`` takes for an operand: its dtype, or the type of a Python
+    number (weak); None for an operand of no dtype (a list, which the op converts)."""
+    if isinstance(value, Constant) and value.weak:
+        return type(value.data)
+    if isinstance(value, Variable):
+        return numpy.dtype(value.type.dtype)
+    if type(value) in (int, float, complex):
+        return type(value)
+    if isinstance(value, (bool, numpy.generic, numpy.ndarray)):
+        return numpy.asarray(value).dtype
+    return None
+
+
+def _operand(value) -> str:
+    if isinstance(value, Variable):
+        return value.describe()
+    if type(value) in (bool, int, float, complex):
+        return f"the Python {type(value).__name__} {value!r}"
+    return f"a NumPy {numpy.asarray(value).dtype} value"
+
+
+def _method_axis(method: str, spelled: str, x: Variable, axis):
+    """The axis of ``np.add.reduce``/``np.add.accumulate`` as the catalogue's reductions
+    take it. ``reduce`` of a 0-d x over axis 0 or -1 reduces nothing (NumPy's result is x);
+    ``accumulate`` takes one axis: None is the only axis of a vector (not np.cumsum's
+    flattening), a one-axis tuple that axis; more axes, or a 0-d x, are NumPy's errors."""
+    ndim = x.type.ndim
+    if method == "reduce":
+        return () if ndim == 0 and type(axis) is int and axis in (0, -1) else axis
+    if ndim == 0:
+        raise at_user_line(
+            ShapeTypeError(f"{spelled} of {x.describe()}: cannot accumulate on a scalar")
+        )
+    if isinstance(axis, tuple) and len(axis) == 1:
+        axis = axis[0]
+    if axis is None and ndim == 1:
+        axis = 0
+    if axis is None or isinstance(axis, tuple):
+        raise at_user_line(
+            ShapeTypeError(
+                f"{spelled} of {x.describe()}: accumulate does not allow multiple axes "
+                f"(axis={axis!r})\n  hint: give one axis; for the running total of all "
+                "the elements in order, accumulate the flattened x (x.ravel())"
+            )
+        )
+    return axis
 
 
 #: NumPy 2's spellings of parameters that symnb's functions name as NumPy 1 did (where the
@@ -436,8 +502,14 @@ def _plain(signature) -> str:
 
 
 def _spelled(func) -> str:
-    """How the user wrote it: ``np.exp``, ``np.linalg.norm``, ``scipy.special.erf``."""
+    """How the user wrote it: ``np.exp``, ``np.linalg.norm``, ``scipy.special.erf`` (a ufunc
+    has no module of its own: SciPy's is found in scipy.special where the user imported it)."""
     module = getattr(func, "__module__", None) or "numpy"
+    special = sys.modules.get("scipy.special")
+    name = func.__name__
+    if isinstance(func, numpy.ufunc) and getattr(numpy, name, None) is not func:
+        if special is not None and getattr(special, name, None) is func:
+            return f"scipy.special.{name}"
     if module.startswith("numpy"):
         inner = [p for p in module.split(".")[1:] if not p.startswith("_")]
         return ".".join(["np", *inner, func.__name__])

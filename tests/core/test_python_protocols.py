@@ -3,6 +3,8 @@
 a value (``int``, ``float``, ``complex``, ``range``) and misuses (an axis out of range,
 ``np.where(cond)``) are symnb errors naming the variable, at the user's line."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -70,7 +72,20 @@ NEEDS_A_VALUE = {
     "int": (lambda x, n: int(n), ["int() needs a value", "'n' (int64())", "sn.function"]),
     "float": (lambda x, n: float(x), ["float() needs a value", "'x' (float64(3, 4))"]),
     "complex": (lambda x, n: complex(x), ["complex() needs a value", "'x'"]),
+    "math.trunc": (lambda x, n: math.trunc(x[0, 0]), ["math.trunc() needs a value"]),
+    "tolist": (lambda x, n: x.tolist(), ["tolist() needs a value, but 'x' (float64(3, 4))"]),
+    "format spec": (
+        lambda x, n: f"{x:.3f}",
+        ["the format spec '.3f' (f\"{x:.3f}\") needs a value, but 'x' (float64(3, 4))"],
+    ),
+    "str.format": (lambda x, n: f"{n:d}", ["the format spec 'd'", "'n' (int64())"]),
 }
+
+
+def test_format_without_a_spec_is_str():
+    """f"{x}" (a print) is str(x); only a format spec asks for a value."""
+    x = sn.matrix("x", shape=(3, 4))
+    assert f"{x}" == format(x, "") == str(x) == "x"
 
 
 @pytest.mark.parametrize("case", list(NEEDS_A_VALUE))
@@ -121,6 +136,39 @@ NEEDS_AN_INT = {
         ["len() of 'x' (float64(?, 4)) is not known", "use x.shape[0]"],
     ),
 }
+
+
+# a symbolic shape (an integer vector) handed to NumPy where it needs Python ints: NumPy put
+# "expected a sequence of integers or a single integer, got 'Variable:i64[2]'" in place of
+# symnb's TypeError (from the vector's iteration, then its __index__)
+NEEDS_INTS = {
+    "np.zeros": (lambda x: np.zeros(x.shape), "np.zeros(x.shape) -> sn.zeros(x.shape)"),
+    "np.ones": (lambda x: np.ones(x.shape), "sn.zeros_like(x) (also sn.ones, sn.full)"),
+    "reshape": (lambda x: np.arange(6.0).reshape(x.shape), "sn.reshape(arr, x.shape)"),
+    "np.reshape": (lambda x: np.reshape(np.arange(6.0), x.shape), "sn.reshape(arr, x.shape)"),
+    "Generator.normal": (
+        lambda x: np.random.default_rng(0).normal(size=x.shape),
+        "rng.normal(size=x.shape) with rng an sn.RandomStream",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(NEEDS_INTS))
+def test_a_symbolic_shape_given_to_numpy_is_a_clear_error_at_the_users_line(case):
+    x = sn.matrix("x", shape=(None, 3))
+    call, fragment = NEEDS_INTS[case]
+    with pytest.raises(sn.SymbolicValueError) as info:
+        call(x)
+    message = str(info.value)
+    assert message.startswith(
+        "Python ints from an integer vector (a shape: np.zeros(shape), arr.reshape(shape), "
+        "size=shape) need values, but 'x.shape' (int64(2,)) is symbolic"
+    ), message
+    assert fragment in message and _line_of(call) in message, message
+    assert message.count("\n  at ") == 1, message
+    v = sn.vector("sizes", dtype="int32")
+    with pytest.raises(sn.SymbolicValueError, match=r"np.zeros\(sizes\) -> sn.zeros\(sizes\) \("):
+        np.zeros(v)
 
 
 @pytest.mark.parametrize("case", list(NEEDS_AN_INT))
@@ -323,6 +371,11 @@ def test_numpy_methods_take_numpys_arguments():
         "argsort": (lambda v: v.argsort(kind="stable"), values.argsort(kind="stable")),
         "reshape": (lambda v: v.reshape((4, 3), order="C"), values.reshape((4, 3))),
         "clip": (lambda v: v.clip(-0.5, 0.5), values.clip(-0.5, 0.5)),
+        "var correction": (lambda v: v.var(correction=1), np.var(values, correction=1)),
+        "std correction": (lambda v: v.std(0, correction=1), np.std(values, 0, correction=1)),
+        "sum where=True": (lambda v: v.sum(1, where=True), values.sum(1, where=True)),
+        "max positional": (lambda v: v.max(1, None, True), values.max(1, None, True)),
+        "all where=True": (lambda v: (v > 0).all(0, where=True), (values > 0).all(0)),
     }
     for label, (call, want) in calls.items():
         got = sn.function([x], call(x), backend="py")(values)
@@ -341,6 +394,20 @@ NUMPY_METHOD_MISUSES = {
     "cumsum out": (lambda x: x.cumsum(out=np.zeros(12)), sn.InputError, "out=..."),
     "sort order": (lambda x: x.sort(order="a"), sn.InputError, "has no order= (order='a')"),
     "item": (lambda x: x.item(), sn.InputError, "item() needs a value, but 'x'"),
+    "max initial": (lambda x: x.max(initial=0.0), sn.InputError, "has no initial= (initial=0.0)"),
+    "min initial": (lambda x: x.min(1, initial=0.0), sn.InputError, "np.min on symbolic"),
+    "prod initial": (lambda x: x.prod(initial=2.0), sn.InputError, "sn.prod(x, axis=None"),
+    "sum where": (lambda x: x.sum(where=x > 0), sn.InputError, "which has no where="),
+    "mean where": (lambda x: x.mean(where=x > 0), sn.InputError, "builds sn.mean("),
+    "var where": (lambda x: x.var(where=x > 0), sn.InputError, "np.var on symbolic"),
+    "std mean": (lambda x: x.std(mean=x), sn.InputError, "which has no mean="),
+    "var ddof and correction": (
+        lambda x: x.var(ddof=1, correction=0),
+        sn.InputError,
+        "ddof and correction can't be provided simultaneously",
+    ),
+    "all where": (lambda x: x.all(where=x > 0), sn.InputError, "np.all on symbolic"),
+    "any where": (lambda x: x.any(where=x > 0), sn.InputError, "np.any on symbolic"),
     "nonzero": (lambda x: x.nonzero(), AttributeError, "use sn.where(mask, x, 0)"),
     "copy": (lambda x: x.copy(), AttributeError, "use x itself"),
     "diagonal": (lambda x: x.diagonal(), AttributeError, "use sn.diag(x)"),

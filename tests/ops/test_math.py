@@ -140,6 +140,31 @@ def test_clip_with_one_bound_and_scalars(rng, backend):
     assert sn.clip(v, None, None) is v and np.clip(v, None, None) is v
 
 
+CLIP_OF_A_NUMBER = {
+    "int below an int8 bound": (lambda a: np.clip(2, a, None), "int8"),
+    "float below a float32 bound": (lambda a: np.clip(2.5, a, None), "float32"),
+    "int beyond int8": (lambda a: np.clip(300, a, None), "int8"),
+    "float above a float32 bound": (lambda a: np.clip(0.1, None, a), "float32"),
+    "both bounds": (lambda a: np.clip(2.5, a, a + 1), "float32"),
+    "method of the bound": (lambda a: a.clip(2, None) + np.clip(-7, a, 100), "int8"),
+}
+
+
+@pytest.mark.parametrize("case", list(CLIP_OF_A_NUMBER))
+def test_clip_of_a_python_number_makes_it_an_array_as_numpy(case, backend):
+    """np.clip(2, x8, None): NumPy makes the clipped number an int64 array (a float a
+    float64 one), only the bounds are weak. The number was weak: int8, float32, and
+    np.clip(300, x8, None) a DTypeError where NumPy gives [300, 300, 300]."""
+    call, dtype = CLIP_OF_A_NUMBER[case]
+    values = np.array([1, -3, 5], dtype)
+    want = call(values)
+    got = run_on(call, values, backend=backend)
+    assert got.dtype == want.dtype and got.dtype == (np.int64 if dtype == "int8" else np.float64)
+    np.testing.assert_array_equal(got, want)
+    x = sn.tensor("x", shape=(3,), dtype=dtype)  # sn.clip as np.clip
+    assert sn.clip(2, x, None).dtype == sn.clip(2, None, x).dtype == np.result_type(2, want)
+
+
 def _scalar_bound_clip(x, lo, hi):
     """np.clip element by element with scalar bounds (its loop that keeps x on a tie)."""
     return np.array([np.clip(np.array([a]), b, c)[0] for a, b, c in zip(x, lo, hi)])

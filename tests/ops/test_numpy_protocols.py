@@ -304,6 +304,91 @@ def test_scipy_ufuncs_follow_their_own_loops(name, dtype):
     np.testing.assert_allclose(got, want, rtol=1e-7, equal_nan=True)
 
 
+NO_LOOP = {
+    "np.fabs": lambda a: np.fabs(a),
+    "scipy.special.expit": lambda a: special.expit(a),
+    "scipy.special.round": lambda a: special.round(a),
+    "np.floor": lambda a: np.floor(a),
+}
+
+
+@pytest.mark.parametrize("spelling", list(NO_LOOP))
+def test_a_ufunc_with_no_loop_for_the_dtypes_is_refused_at_the_users_line(spelling):
+    """np.fabs(z) of a complex z built sn.abs(z), the modulus, where NumPy refuses it (fabs
+    has float loops only); SciPy's expit and round likewise built complex ops. Every
+    dispatched ufunc with no loop for its operands' dtypes is NumPy's refusal."""
+    values = np.array([3 + 4j, -1 + 0.5j])
+    with pytest.raises(TypeError):
+        NO_LOOP[spelling](values)
+    z = sn.tensor("z", shape=(2,), dtype="complex128")
+    with pytest.raises(sn.DTypeError) as info:
+        NO_LOOP[spelling](z)
+    message = str(info.value)
+    refused = f"{spelling} has no loop for 'z' (complex128(2,)); NumPy refuses it: "
+    assert refused in message, message
+    written = _line_of(f'"{spelling}": lambda')
+    assert f"test_numpy_protocols.py, line {written}:" in message, message
+
+
+def test_a_ufunc_with_no_loop_names_each_operand():
+    """A Python number is weak, as in NumPy 2: np.arctan2(x, 2) has a float32 loop,
+    np.arctan2(x, 2j) none."""
+    x = sn.tensor("x", shape=(3,), dtype="float32")
+    assert np.arctan2(x, 2).dtype == np.arctan2(np.ones(3, np.float32), 2).dtype == np.float32
+    with pytest.raises(sn.DTypeError) as info:
+        np.arctan2(x, 2j)
+    assert str(info.value).startswith(
+        "np.arctan2 has no loop for 'x' (float32(3,)), the Python complex 2j; NumPy refuses it: "
+    ), str(info.value)
+
+
+ACCUMULATE_AXES = [(None, (3,)), (0, (3, 4)), (-1, (3, 4)), ((1,), (3, 4)), (None, (4,))]
+
+
+@pytest.mark.parametrize("ufunc", [np.add, np.multiply])
+@pytest.mark.parametrize(("axis", "shape"), ACCUMULATE_AXES)
+def test_accumulate_takes_one_axis_as_numpy(ufunc, axis, shape):
+    """np.add.accumulate(x, axis=None) of a vector runs along its one axis; a one-axis tuple
+    is that axis (sn.cumsum's None would flatten, and it takes no tuple)."""
+    values = np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape) / 4
+    x = sn.tensor("x", shape=shape)
+    got = sn.function([x], ufunc.accumulate(x, axis=axis), backend="py")(values)
+    want = ufunc.accumulate(values, axis=axis)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want)
+
+
+@pytest.mark.parametrize("ufunc", [np.add, np.multiply])
+def test_accumulate_of_several_axes_or_a_scalar_is_refused_as_numpy_refuses_it(ufunc):
+    """np.add.accumulate(x, axis=None) of a matrix gave the (12,) running sum of all the
+    elements; NumPy says "accumulate does not allow multiple axes"."""
+    x, s = sn.tensor("x", shape=(3, 4)), sn.scalar("s")
+    spelled = f"np.{ufunc.__name__}.accumulate"
+    for axis in (None, (0, 1), ()):
+        with pytest.raises(ValueError, match="accumulate does not allow multiple axes"):
+            ufunc.accumulate(np.ones((3, 4)), axis=axis)
+        with pytest.raises(sn.ShapeError) as info:
+            ufunc.accumulate(x, axis=axis)  # accumulate of several axes
+        message = str(info.value)
+        assert message.startswith(
+            f"{spelled} of 'x' (float64(3, 4)): accumulate does not allow multiple axes "
+            f"(axis={axis!r})"
+        ), message
+        assert f"line {_line_of('# accumulate of several axes')}:" in message, message
+    with pytest.raises(TypeError, match="cannot accumulate on a scalar"):
+        ufunc.accumulate(s)
+
+
+def test_reduce_of_a_scalar_over_axis_0_is_the_scalar():
+    """NumPy's reduce of a 0-d array over its default axis 0 (or -1) reduces nothing."""
+    s = sn.scalar("s")
+    for ufunc in (np.add, np.multiply, np.maximum, np.minimum):
+        for kwargs in ({}, {"axis": -1}, {"axis": 0, "keepdims": True}):
+            got = sn.function([s], ufunc.reduce(s, **kwargs), backend="py")(2.5)
+            want = ufunc.reduce(np.array(2.5), **kwargs)
+            assert got.shape == np.shape(want) and got == want
+
+
 def test_numpy_defaults_fill_what_symnb_requires():
     """np.take_along_axis(x, i) takes NumPy >= 2.3's default axis=-1 (sn.take_along_axis has
     no default): the call means NumPy's."""
