@@ -579,3 +579,17 @@ def test_a_float_constant_is_a_scalar_operand_uploaded_once():
     other, _ = build(0.8, 0.2)
     assert other.kernels.sources() == f.kernels.sources()
     assert not any("0x1.999999999999ap-4" in s for s in f.kernels.sources())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_log1p_of_subnormals_is_the_input_as_numpy_gives(dtype):
+    # PoCL's log1p builtin flushes subnormals to 0; log(sigmoid(100)) rewrites to log1p of one
+    tiny = np.finfo(dtype).smallest_subnormal
+    x = sn.tensor("x", shape=(None,), dtype=dtype)
+    v = np.array([tiny, -tiny, tiny * 2**20, 1e-3, -0.5], dtype=dtype)
+    got = sn.function([x], sn.log1p(x), backend="opencl")(v)
+    np.testing.assert_array_equal(got, np.log1p(v))
+    if dtype == "float32":  # exp(-100) is subnormal in float32
+        f = sn.function([x], sn.log(sn.sigmoid(x)), backend="opencl")
+        want = -np.log1p(np.exp(-np.float64(100))).astype(dtype)
+        np.testing.assert_array_equal(f(np.array([100.0], dtype=dtype)), [want])

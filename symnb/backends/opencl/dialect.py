@@ -26,6 +26,16 @@ static inline T NAME(T a) {
     return fabsF(a) > (T)9.02 ? copysignF((T)1, a) : tanhF(a);
 }"""
 
+#: ``log1p(a)`` is ``a`` for |a| under the epsilon (``a*a/2`` is then under half an ulp of
+#: ``a``), as NumPy gives; PoCL's builtin flushes subnormals to 0 (double too) and is an ulp off
+#: near 1e-310, so ``log(sigmoid(x))`` at x = 100 (log1p of a subnormal) was off. The other
+#: builtins odd at 0 (sin, tan, asin, atan, sinh, expm1, ...) keep subnormals on PoCL.
+LOG1P = """
+static inline T NAME(T a) {
+    return fabsF(a) < EPS ? a : log1pF(a);
+}"""
+EPSILON = {"float32": "FLT_EPSILON", "float64": "DBL_EPSILON"}
+
 
 class OpenCLDialect(Renderer):
     """OpenCL C 1.2; ``render`` returns one program whose kernel is ``sn_kernel``."""
@@ -59,6 +69,9 @@ class OpenCLDialect(Renderer):
     def op(self, item, names: list[str]) -> str:
         if item.name == "tanh" and self._dtypes[item.args[0]] == "float32":
             return f"{self.helper('tanh', 'float32', TANH)}({names[item.args[0]]})"
+        if item.name == "log1p" and (dtype := self._dtypes[item.args[0]]) in EPSILON:
+            template = LOG1P.replace("EPS", EPSILON[dtype])
+            return f"{self.helper('log1p', dtype, template)}({names[item.args[0]]})"
         return super().op(item, names)
 
     def math_suffix(self, dtype: str) -> str:
