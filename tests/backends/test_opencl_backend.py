@@ -10,6 +10,7 @@ import os
 import pickle
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -593,3 +594,19 @@ def test_log1p_of_subnormals_is_the_input_as_numpy_gives(dtype):
         f = sn.function([x], sn.log(sn.sigmoid(x)), backend="opencl")
         want = -np.log1p(np.exp(-np.float64(100))).astype(dtype)
         np.testing.assert_array_equal(f(np.array([100.0], dtype=dtype)), [want])
+
+
+def test_a_weak_float_times_float32_stays_a_kernel_without_float64():
+    rt = current_runtime()
+    rt.float64 = False
+    try:
+        x = sn.tensor("x", shape=(None,), dtype="float32")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            f = sn.function([x], x * 0.1, backend="opencl")
+        assert [k.kind for k in f.linker.kernels] == ["kernel"]
+        assert "double" not in f.linker.kernels[0].source
+        got = f(np.ones(3, "float32"))
+    finally:
+        rt.float64 = True
+    np.testing.assert_array_equal(got, np.ones(3, "float32") * 0.1)

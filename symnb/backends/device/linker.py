@@ -34,7 +34,7 @@ from symnb.config import config
 from symnb.control.scan import Scan
 from symnb.core.graph import Graph
 from symnb.core.types import TensorType
-from symnb.core.variable import Variable
+from symnb.core.variable import Constant, Variable
 from symnb.ops.blas import Gemm as GemmOp
 from symnb.ops.broadcast import Alloc, SumToLike
 from symnb.ops.checks import SameShape
@@ -457,7 +457,13 @@ class _Download:
 
 
 def _uses_float64(node) -> bool:
-    return any(v.type.dtype == np.float64 for v in (*node.inputs, *node.outputs))
+    """Whether a node reads or writes float64; a weak Python float (``x32 * 0.1``) does not
+    count: its kernel holds it in the other operands' dtype (``Builder.node``)."""
+    return any(
+        v.type.dtype == np.float64
+        for v in (*node.inputs, *node.outputs)
+        if not (isinstance(v, Constant) and v.weak and v.type.ndim == 0)
+    )
 
 
 def host_loops(runtime) -> str | None:

@@ -167,9 +167,22 @@ class Builder:
         return self.convert(result, out)
 
     def node(self, node) -> int:
-        """The value an elementwise node computes, its inputs as operands."""
-        refs = [self.variable(v) for v in node.inputs]
-        return self.apply(computed_op(node.op), refs, node.outputs[0].type.dtype)
+        """The value an elementwise node computes, its inputs as operands. A weak Python float
+        beside operands all of a narrower float dtype (``x32 * 0.1``) is that dtype's scalar
+        operand, as NumPy converts it: the kernel holds no float64 (a device without float64
+        runs it, docs/gpu_backends.md)."""
+        op, out = computed_op(node.op), node.outputs[0].type.dtype
+        strong = {v.type.dtype for v in node.inputs if not _weak_float(v)}
+        narrow = out.kind == "f" and out.itemsize < 8 and strong == {out}
+        if not narrow or isinstance(op, Composite):
+            return self.apply(op, [self.variable(v) for v in node.inputs], out)
+        refs = [
+            self.scalar(float(out.type(v.value.item())), out.name)
+            if _weak_float(v)
+            else self.variable(v)
+            for v in node.inputs
+        ]
+        return self.apply(op, refs, out)
 
     def probe(self, ref: int):
         """What NumPy sees for a value when promoting: the Python scalar for weak literals."""
@@ -198,6 +211,12 @@ class Builder:
             return self.scalar(value.item(), value.dtype.name)
         dtype = ref[2] if len(ref) > 2 and ref[2] is not None else np.result_type(value)
         return self.scalar(value, np.dtype(dtype).name, True)
+
+
+def _weak_float(var) -> bool:
+    return (
+        isinstance(var, Constant) and var.weak and var.type.ndim == 0 and var.type.dtype.kind == "f"
+    )
 
 
 def spelled(value, dtype: str) -> bool:
