@@ -24,6 +24,7 @@ import numpy as np
 from symnb.backends.device import execute, windows
 from symnb.backends.device.runtime import DeviceArray, launch_ints
 from symnb.backends.device.transfers import Placement, placement, with_transfers
+from symnb.backends.kernels.build import narrows_weak_floats
 from symnb.backends.kernels.ir import Unsupported
 from symnb.backends.kernels.lowering import PRODUCT_NOTE, contraction, gemm_epilogue, lower
 from symnb.backends.listing import KernelInfo
@@ -458,11 +459,13 @@ class _Download:
 
 def _uses_float64(node) -> bool:
     """Whether a node reads or writes float64; a weak Python float (``x32 * 0.1``) does not
-    count: its kernel holds it in the other operands' dtype (``Builder.node``)."""
+    count where its kernel holds it in the other operands' dtype (``narrows_weak_floats``;
+    a fused Composite's does not, so it runs on the host there)."""
+    narrowed = narrows_weak_floats(node)
     return any(
         v.type.dtype == np.float64
         for v in (*node.inputs, *node.outputs)
-        if not (isinstance(v, Constant) and v.weak and v.type.ndim == 0)
+        if not (narrowed and isinstance(v, Constant) and v.weak and v.type.ndim == 0)
     )
 
 

@@ -172,9 +172,7 @@ class Builder:
         operand, as NumPy converts it: the kernel holds no float64 (a device without float64
         runs it, docs/gpu_backends.md)."""
         op, out = computed_op(node.op), node.outputs[0].type.dtype
-        strong = {v.type.dtype for v in node.inputs if not _weak_float(v)}
-        narrow = out.kind == "f" and out.itemsize < 8 and strong == {out}
-        if not narrow or isinstance(op, Composite):
+        if not narrows_weak_floats(node):
             return self.apply(op, [self.variable(v) for v in node.inputs], out)
         refs = [
             self.scalar(float(out.type(v.value.item())), out.name)
@@ -211,6 +209,16 @@ class Builder:
             return self.scalar(value.item(), value.dtype.name)
         dtype = ref[2] if len(ref) > 2 and ref[2] is not None else np.result_type(value)
         return self.scalar(value, np.dtype(dtype).name, True)
+
+
+def narrows_weak_floats(node) -> bool:
+    """Whether ``Builder.node`` holds the node's weak Python floats in its output's narrower
+    float dtype (``x32 * 0.1``; not a fused Composite, whose body keeps its own operands):
+    then they are no float64 of the kernel's (the device linker asks)."""
+    out = node.outputs[0].type.dtype
+    strong = {v.type.dtype for v in node.inputs if not _weak_float(v)}
+    narrow = out.kind == "f" and out.itemsize < 8 and strong == {out}
+    return narrow and not isinstance(computed_op(node.op), Composite)
 
 
 def _weak_float(var) -> bool:
